@@ -1,0 +1,252 @@
+#include "proxy/api/chat_response.hpp"
+
+#include <chrono>
+#include <map>
+#include <random>
+
+#include "proxy/json/json.hpp"
+
+namespace reprox::api {
+
+std::string new_completion_id() {
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id = "chatcmpl-";
+  uint64_t bits = rng();
+  for (int i = 0; i < 24; ++i) {
+    if (i == 10) bits = rng();
+    id.push_back(alphabet[bits % 62]);
+    bits /= 62;
+  }
+  return id;
+}
+
+ResponseMeta fresh_meta(const std::string& model, const std::string& system_fingerprint) {
+  using namespace std::chrono;
+  return ResponseMeta{new_completion_id(), duration_cast<seconds>(system_clock::now().time_since_epoch()).count(),
+                      model, system_fingerprint};
+}
+
+namespace {
+
+void write_head(std::string& out, const ResponseMeta& meta, const char* object) {
+  out += "{\"id\":";
+  json::write_string(out, meta.id);
+  out += ",\"object\":\"";
+  out += object;
+  out += "\",\"created\":";
+  json::write_int(out, meta.created);
+  out += ",\"model\":";
+  json::write_string(out, meta.model);
+  out += ",\"system_fingerprint\":";
+  json::write_string(out, meta.system_fingerprint);
+}
+
+void write_finish(std::string& out, const std::string& finish_reason) {
+  out += ",\"finish_reason\":";
+  if (finish_reason.empty()) out += "null"; else json::write_string(out, finish_reason);
+}
+
+// Merges raw delta members ("\"tool_calls\":[...]") across a choice's events
+// into the final message: strings concatenate, tool_calls merge by index with
+// their function.arguments concatenated, anything else: last wins.
+class ExtraMerger {
+ public:
+  void add(const std::string& members) {
+    if (members.empty()) return;
+    json::Value obj;
+    if (json::parse("{" + members + "}", obj) || !obj.is_object()) return;
+    for (const auto& [k, v] : obj.as_object()) {
+      if (k == "tool_calls" && v.is_array()) {
+        for (const auto& call : v.as_array()) merge_tool_call(call);
+        continue;
+      }
+      json::Value* slot = find(k);
+      if (slot && slot->is_string() && v.is_string())
+        *slot = json::Value(slot->as_string() + v.as_string());
+      else if (slot)
+        *slot = v;
+      else
+        fields_.emplace_back(k, v);
+    }
+  }
+  void write(std::string& out) const {
+    for (const auto& [k, v] : fields_) {
+      out.push_back(',');
+      json::write_string(out, k);
+      out.push_back(':');
+      json::dump(v, out);
+    }
+    if (!calls_.empty()) {
+      out += ",\"tool_calls\":[";
+      bool first = true;
+      for (const auto& [index, call] : calls_) {
+        if (!first) out.push_back(',');
+        first = false;
+        json::dump(call, out);
+      }
+      out.push_back(']');
+    }
+  }
+
+ private:
+  json::Value* find(const std::string& k) {
+    for (auto& [name, v] : fields_)
+      if (name == k) return &v;
+    return nullptr;
+  }
+  void merge_tool_call(const json::Value& call) {
+    const json::Value* idx = call.find("index");
+    int64_t index = idx && idx->is_integer() ? idx->as_int() : static_cast<int64_t>(calls_.size());
+    auto& merged = calls_[index];
+    if (!merged.is_object()) merged = json::Value(json::Object{});
+    for (const auto& [k, v] : call.as_object()) {
+      if (k == "index") continue;
+      if (k == "function" && v.is_object()) {
+        json::Value fn = merged.find("function") ? *merged.find("function") : json::Value(json::Object{});
+        for (const auto& [fk, fv] : v.as_object()) {
+          const json::Value* old = fn.find(fk);
+          if (old && old->is_string() && fv.is_string())
+            fn.set(fk, json::Value(old->as_string() + fv.as_string()));
+          else
+            fn.set(fk, fv);
+        }
+        merged.set("function", fn);
+      } else {
+        merged.set(k, v);
+      }
+    }
+  }
+  json::Object fields_;
+  std::map<int64_t, json::Value> calls_;
+};
+
+}  // namespace
+
+void write_usage(std::string& out, const Usage& usage) {
+  out += "{\"prompt_tokens\":";
+  json::write_int(out, usage.prompt_tokens);
+  out += ",\"completion_tokens\":";
+  json::write_int(out, usage.completion_tokens);
+  out += ",\"total_tokens\":";
+  json::write_int(out, usage.prompt_tokens + usage.completion_tokens);
+  out += ",\"prompt_tokens_details\":{\"cached_tokens\":";
+  json::write_int(out, usage.cached_tokens);
+  out += "}}";
+}
+
+std::string render_completion(const ResponseMeta& meta, const Generation& gen) {
+  struct ChoiceText {
+    std::string content, logprobs, finish_reason;
+    bool has_logprobs = false;
+    ExtraMerger extra;
+  };
+  std::vector<ChoiceText> choices(gen.n_choices);
+  for (const auto& e : gen.events) {
+    if (e.choice >= choices.size()) continue;
+    auto& c = choices[e.choice];
+    c.content += e.delta.content;
+    if (!e.delta.logprobs.empty()) {
+      if (c.has_logprobs) c.logprobs.push_back(',');
+      c.logprobs += e.delta.logprobs;
+      c.has_logprobs = true;
+    }
+    c.extra.add(e.delta.extra);
+    if (!e.finish_reason.empty()) c.finish_reason = e.finish_reason;
+  }
+  std::string out;
+  out.reserve(256 + gen.byte_size());
+  write_head(out, meta, "chat.completion");
+  out += ",\"choices\":[";
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const auto& c = choices[i];
+    if (i) out.push_back(',');
+    out += "{\"index\":";
+    json::write_int(out, static_cast<int64_t>(i));
+    out += ",\"message\":{\"role\":\"assistant\",\"content\":";
+    json::write_string(out, c.content);
+    c.extra.write(out);
+    out += "},\"logprobs\":";
+    if (c.has_logprobs) {
+      out += "{\"content\":[";
+      out += c.logprobs;
+      out += "]}";
+    } else {
+      out += "null";
+    }
+    write_finish(out, c.finish_reason);
+    out += "}";
+  }
+  out += "],\"usage\":";
+  write_usage(out, gen.usage);
+  out += "}";
+  return out;
+}
+
+void render_chunk(std::string& out, const ResponseMeta& meta, const GenEvent& event, bool first_of_choice) {
+  out += "data: ";
+  write_head(out, meta, "chat.completion.chunk");
+  out += ",\"choices\":[{\"index\":";
+  json::write_int(out, event.choice);
+  out += ",\"delta\":{";
+  bool any = false;
+  if (first_of_choice) {
+    out += "\"role\":\"assistant\"";
+    any = true;
+  }
+  if (!event.delta.content.empty() || first_of_choice) {
+    if (any) out.push_back(',');
+    out += "\"content\":";
+    json::write_string(out, event.delta.content);
+    any = true;
+  }
+  if (!event.delta.extra.empty()) {
+    if (any) out.push_back(',');
+    out += event.delta.extra;
+  }
+  out += "},\"logprobs\":";
+  if (!event.delta.logprobs.empty()) {
+    out += "{\"content\":[";
+    out += event.delta.logprobs;
+    out += "]}";
+  } else {
+    out += "null";
+  }
+  write_finish(out, event.finish_reason);
+  out += "}]}\n\n";
+}
+
+void render_usage_chunk(std::string& out, const ResponseMeta& meta, const Usage& usage) {
+  out += "data: ";
+  write_head(out, meta, "chat.completion.chunk");
+  out += ",\"choices\":[],\"usage\":";
+  write_usage(out, usage);
+  out += "}\n\n";
+}
+
+void render_error_event(std::string& out, const std::string& error_json) {
+  out += "data: ";
+  out += error_json;
+  out += "\n\n";
+}
+
+void ChunkRenderer::render(std::string& out, const GenEvent& event) {
+  bool first = false;
+  if (event.choice < started_.size() && !started_[event.choice]) {
+    started_[event.choice] = true;
+    first = true;
+  }
+  render_chunk(out, meta_, event, first);
+}
+
+std::string render_stream(const ResponseMeta& meta, const Generation& gen, bool include_usage) {
+  std::string out;
+  out.reserve(2 * gen.byte_size() + 256 * (gen.events.size() + 2));
+  ChunkRenderer renderer(meta, gen.n_choices);
+  for (const auto& e : gen.events) renderer.render(out, e);
+  if (include_usage) render_usage_chunk(out, meta, gen.usage);
+  out += kDoneEvent;
+  return out;
+}
+
+}  // namespace reprox::api

@@ -1,0 +1,51 @@
+// Renders a generation (live or cached) as an OpenAI chat.completion JSON
+// body or as chat.completion.chunk SSE events. The same events always give
+// the same bytes, apart from `id` and `created`, which are fresh per answer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proxy/cache/generation.hpp"
+
+namespace reprox::api {
+
+struct ResponseMeta {
+  std::string id;       // "chatcmpl-..."
+  int64_t created = 0;  // unix seconds
+  std::string model;
+  std::string system_fingerprint;
+};
+
+ResponseMeta fresh_meta(const std::string& model, const std::string& system_fingerprint);
+std::string new_completion_id();
+
+// Full non-streaming body.
+std::string render_completion(const ResponseMeta& meta, const Generation& gen);
+
+// Streaming: one `data: {...}\n\n` event. `first_of_choice` adds the
+// assistant role to the delta, as OpenAI does on a choice's first chunk.
+void render_chunk(std::string& out, const ResponseMeta& meta, const GenEvent& event, bool first_of_choice);
+void render_usage_chunk(std::string& out, const ResponseMeta& meta, const Usage& usage);
+void render_error_event(std::string& out, const std::string& error_json);
+inline constexpr const char* kDoneEvent = "data: [DONE]\n\n";
+
+void write_usage(std::string& out, const Usage& usage);
+
+// Replays a whole stored generation as SSE, [DONE] included.
+std::string render_stream(const ResponseMeta& meta, const Generation& gen, bool include_usage);
+
+// Tracks which choices have sent their first chunk, for live streams.
+class ChunkRenderer {
+ public:
+  ChunkRenderer(ResponseMeta meta, uint32_t n_choices) : meta_(std::move(meta)), started_(n_choices, false) {}
+  void render(std::string& out, const GenEvent& event);
+  const ResponseMeta& meta() const { return meta_; }
+
+ private:
+  ResponseMeta meta_;
+  std::vector<bool> started_;
+};
+
+}  // namespace reprox::api

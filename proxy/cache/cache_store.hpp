@@ -1,0 +1,49 @@
+// The cache tier interface: the memory LRU, Redis and the tiered store all
+// implement it and pass one conformance suite (tests/cache_conformance).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "proxy/cache/generation.hpp"
+
+namespace reprox {
+
+struct CacheEntry {
+  std::shared_ptr<const Generation> generation;
+  int64_t stored_unix_ms = 0;   // when it was written (for `age` and max-age)
+  int64_t expires_unix_ms = 0;  // 0 = never
+  std::string tier;             // "memory" | "redis": which tier answered
+};
+
+enum class LookupStatus { hit, miss, error };
+
+struct Lookup {
+  LookupStatus status = LookupStatus::miss;
+  CacheEntry entry;  // valid on hit
+};
+
+// Keys are the full canonical key strings (hex SHA-256 of the canonical
+// request); implementations compare whole keys, never just a hash of them.
+// Callbacks may run inline (memory) or on a store thread (Redis): callers
+// post back to their own executor. Every call completes exactly once,
+// within the store's own timeout.
+class CacheStore {
+ public:
+  virtual ~CacheStore() = default;
+  virtual void get(const std::string& key, std::function<void(Lookup)> done) = 0;
+  // ttl 0 = the store's default TTL. Only complete generations are accepted.
+  virtual void put(const std::string& key, std::shared_ptr<const Generation> generation,
+                   std::chrono::seconds ttl) = 0;
+  virtual void erase(const std::string& key) = 0;
+  // Removes every entry; returns how many were removed where known.
+  virtual uint64_t clear() = 0;
+  virtual const char* tier() const = 0;
+};
+
+int64_t now_unix_ms();
+
+}  // namespace reprox

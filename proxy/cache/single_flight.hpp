@@ -1,0 +1,103 @@
+// Single-flight: concurrent identical requests share one generation.
+//
+// A Flight is the backend's sink for one generation. It records every event
+// and lets any number of readers follow it from the start, including
+// readers that join mid-stream. Readers are pulled, not pushed: a reader is
+// told "something changed" (at most one pending notice per reader) and then
+// copies the new events itself, so no per-reader queue can grow.
+//
+// Lifetime: a flight is registered in SingleFlight under its key while it
+// runs. On completion it hands the finished Generation to `on_complete`
+// (the cache write) before it leaves the registry, so a request arriving in
+// between finds either the flight or the cache entry. When its last reader
+// leaves before completion, the generation is cancelled (the backend handle
+// is dropped) and nothing is stored.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "proxy/api/api_error.hpp"
+#include "proxy/backend/backend.hpp"
+#include "proxy/cache/generation.hpp"
+
+namespace reprox {
+
+class SingleFlight;
+
+enum class FlightState { running, complete, failed, cancelled };
+
+class Flight final : public GenerationSink, public std::enable_shared_from_this<Flight> {
+ public:
+  using Notify = std::function<void()>;  // may be called on any thread
+  using CompleteFn = std::function<void(std::shared_ptr<const Generation>)>;
+
+  Flight(std::string key, std::string model, uint32_t n_choices, SingleFlight* registry, CompleteFn on_complete);
+  ~Flight() override;
+
+  // Readers. subscribe() returns a reader id; the notice fires after every
+  // change until unsubscribe(). The last unsubscribe of a running flight
+  // cancels it.
+  uint64_t subscribe(Notify notify);
+  void unsubscribe(uint64_t reader);
+
+  struct Read {
+    FlightState state = FlightState::running;
+    size_t next = 0;  // index after the last event copied
+  };
+  // Copies events [from, end) into `out` (appending).
+  Read read(size_t from, std::vector<GenEvent>& out) const;
+  std::shared_ptr<const Generation> result() const;  // set when complete
+  api::ApiError error() const;                       // set when failed
+  const std::string& key() const { return key_; }
+
+  // Takes ownership of the backend's handle (dropping it cancels).
+  void attach(std::unique_ptr<GenerationHandle> handle);
+
+  // GenerationSink (backend threads).
+  void on_event(GenEvent event) override;
+  void on_complete(const Usage& usage, const std::string& system_fingerprint) override;
+  void on_error(const api::ApiError& error) override;
+
+ private:
+  void notify_all();
+  void finish_locked(std::unique_lock<std::mutex>& lock);
+
+  const std::string key_;
+  SingleFlight* const registry_;  // outlives every flight
+  CompleteFn on_complete_;
+
+  mutable std::mutex mutex_;
+  FlightState state_ = FlightState::running;
+  std::shared_ptr<Generation> gen_;
+  std::shared_ptr<const Generation> result_;
+  api::ApiError error_;
+  std::unique_ptr<GenerationHandle> handle_;
+  std::vector<std::pair<uint64_t, Notify>> readers_;
+  uint64_t next_reader_ = 1;
+};
+
+class SingleFlight {
+ public:
+  // Returns the running flight for `key`, or creates one with `make` and
+  // reports leader = true; the leader then starts the backend.
+  struct Join {
+    std::shared_ptr<Flight> flight;
+    bool leader = false;
+  };
+  Join join(const std::string& key, const std::function<std::shared_ptr<Flight>()>& make);
+  size_t in_flight() const;
+
+ private:
+  friend class Flight;
+  void remove(const std::string& key, const Flight* flight);
+
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::weak_ptr<Flight>> flights_;
+};
+
+}  // namespace reprox

@@ -1,0 +1,281 @@
+#include "proxy/server/http_session.hpp"
+
+#include "proxy/api/api_error.hpp"
+#include "proxy/server/connection_tracker.hpp"
+
+namespace reprox {
+
+HttpSession::HttpSession(tcp::socket&& socket, RequestHandler& handler, const ServerOptions& options,
+                         std::shared_ptr<ConnectionTracker> tracker)
+    : stream_(std::move(socket)), handler_(handler), options_(options), tracker_(std::move(tracker)) {}
+
+HttpSession::~HttpSession() {
+  if (tracker_id_) tracker_->remove(tracker_id_);
+}
+
+void HttpSession::run() {
+  // The socket's executor is a strand (see Listener): start on it.
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+}
+
+void HttpSession::drain() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->keep_alive_ = false;
+    if (!self->in_request_ && !self->closed_ && !(self->parser_ && self->parser_->got_some())) self->close_now();
+  });
+}
+
+void HttpSession::do_read() {
+  if (closed_) return;
+  if (tracker_->draining()) return close_gracefully();
+  in_request_ = false;
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
+  parser_->body_limit(options_.body_limit);
+  stream_.expires_after(options_.read_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+}
+
+void HttpSession::on_header(beast::error_code ec) {
+  if (ec) return on_read(ec);
+  const auto& req = parser_->get();
+  // Request smuggling guards (RFC 7230 3.3.3): never accept both framings,
+  // nor more than one Content-Length.
+  auto cl = req.count(http::field::content_length);
+  if (cl > 1) return reject(http::status::bad_request, "duplicate Content-Length header", "invalid_request_error");
+  if (cl == 1 && req.count(http::field::transfer_encoding) > 0)
+    return reject(http::status::bad_request, "both Content-Length and Transfer-Encoding are set",
+                  "invalid_request_error");
+  auto expect = req[http::field::expect];
+  if (!expect.empty()) {
+    if (!beast::iequals(expect, "100-continue"))
+      return reject(http::status::expectation_failed, "unsupported Expect header", "invalid_request_error");
+    // Tell clients such as curl to send the body now instead of after 1 s.
+    auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
+    stream_.expires_after(options_.write_timeout);
+    net::async_write(stream_, net::buffer(*cont), [self = shared_from_this(), cont](beast::error_code wec, size_t) {
+      if (wec) return self->close_now();
+      self->read_body();
+    });
+    return;
+  }
+  read_body();
+}
+
+void HttpSession::read_body() {
+  stream_.expires_after(options_.read_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+}
+
+void HttpSession::on_read(beast::error_code ec) {
+  if (ec == http::error::end_of_stream) return close_gracefully();
+  if (ec == beast::error::timeout) {
+    if (parser_ && parser_->got_some())
+      return reject(http::status::request_timeout, "the request was not received in time", "invalid_request_error");
+    return close_now();
+  }
+  if (ec == http::error::header_limit)
+    return reject(http::status::request_header_fields_too_large, "request headers are too large",
+                  "invalid_request_error");
+  if (ec == http::error::body_limit)
+    return reject(http::status::payload_too_large, "request body is too large", "invalid_request_error");
+  if (ec.category() == http::make_error_code(http::error::bad_target).category())
+    return reject(http::status::bad_request, std::string("malformed HTTP request: ") + ec.message(),
+                  "invalid_request_error");
+  if (ec) return close_now();
+
+  in_request_ = true;
+  ++answer_seq_;
+  keep_alive_ = parser_->get().keep_alive() && !tracker_->draining();
+  stream_.expires_never();
+  handler_.handle(parser_->release(), shared_from_this());
+}
+
+void HttpSession::reject(http::status status, const std::string& message, const char* type) {
+  in_request_ = true;
+  ++answer_seq_;
+  keep_alive_ = false;
+  api::ApiError err{static_cast<int>(status), message, type, "", ""};
+  response_ = std::make_unique<Response>(status, 11);
+  response_->set(http::field::content_type, "application/json");
+  response_->body() = err.to_json();
+  write_response();
+}
+
+void HttpSession::respond(Response&& response) {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
+    if (self->closed_ || !self->in_request_ || self->response_ || self->head_) return;
+    self->response_ = std::make_unique<Response>(std::move(r));
+    self->write_response();
+  });
+}
+
+void HttpSession::write_response() {
+  watching_ = false;
+  response_->keep_alive(keep_alive_);
+  response_->prepare_payload();
+  stream_.expires_after(options_.write_timeout);
+  http::async_write(stream_, *response_,
+                    [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
+                      self->on_written(ec, ka);
+                    });
+}
+
+void HttpSession::on_written(beast::error_code ec, bool keep_alive) {
+  response_.reset();
+  if (ec) return close_now();
+  finish_answer(keep_alive);
+}
+
+void HttpSession::finish_answer(bool keep_alive) {
+  gone_ = nullptr;
+  watching_ = false;
+  in_request_ = false;
+  if (!keep_alive) return close_gracefully();
+  do_read();
+}
+
+void HttpSession::close_gracefully() {
+  if (closed_) return;
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  // Let the peer read our last answer before the socket goes: drain what it
+  // still sends for a short, bounded while, then close.
+  auto sink = std::make_shared<std::array<char, 4096>>();
+  auto budget = std::make_shared<size_t>(1 << 20);
+  stream_.expires_after(std::chrono::seconds(2));
+  auto step = std::make_shared<std::function<void(beast::error_code, size_t)>>();
+  *step = [self = shared_from_this(), sink, budget, step](beast::error_code rec, size_t n) {
+    if (rec || n >= *budget) {
+      self->close_now();
+      *step = nullptr;  // break the self-reference
+      return;
+    }
+    *budget -= n;
+    self->stream_.async_read_some(net::buffer(*sink), *step);
+  };
+  stream_.async_read_some(net::buffer(*sink), *step);
+}
+
+void HttpSession::close_now() {
+  if (closed_) return;
+  closed_ = true;
+  if (source_) {
+    source_->abort();
+    source_.reset();
+  }
+  if (gone_) {
+    auto gone = std::move(gone_);
+    gone_ = nullptr;
+    gone();
+  }
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+// ---- streamed answers -----------------------------------------------------
+
+void HttpSession::stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), h = std::move(head), source]() mutable {
+    if (self->closed_ || !self->in_request_ || self->response_ || self->head_) {
+      source->abort();
+      return;
+    }
+    self->head_ = std::make_unique<http::response<http::empty_body>>(std::move(h));
+    self->head_->keep_alive(self->keep_alive_);
+    self->head_->chunked(true);
+    self->head_sr_ = std::make_unique<http::response_serializer<http::empty_body>>(*self->head_);
+    self->source_ = std::move(source);
+    self->stream_done_ = false;
+    self->stream_.expires_after(self->options_.write_timeout);
+    http::async_write_header(self->stream_, *self->head_sr_,
+                             [self](beast::error_code ec, size_t) { self->on_stream_head(ec); });
+  });
+}
+
+void HttpSession::on_stream_head(beast::error_code ec) {
+  if (ec) return close_now();
+  std::weak_ptr<HttpSession> weak = shared_from_this();
+  auto exec = stream_.get_executor();
+  source_->start([weak, exec] {
+    auto self = weak.lock();
+    if (!self || self->wake_pending_.exchange(true)) return;
+    net::post(exec, [self] {
+      self->wake_pending_ = false;
+      self->pump();
+    });
+  });
+  watch_disconnect();
+  pump();
+}
+
+void HttpSession::pump() {
+  if (closed_ || !source_ || chunk_writing_ || stream_done_) return;
+  chunk_.clear();
+  bool last = source_->pull(chunk_) == StreamSource::Status::done;
+  if (chunk_.empty() && !last) return;  // wait for the next wake
+  chunk_writing_ = true;
+  stream_.expires_after(options_.write_timeout);
+  auto self = shared_from_this();
+  if (chunk_.empty()) {
+    net::async_write(stream_, http::make_chunk_last(), [self](beast::error_code ec, size_t) { self->on_chunk(ec, true); });
+  } else if (last) {
+    // The last data chunk and the terminating chunk in one write.
+    auto bufs = std::make_shared<std::pair<http::chunk_body<net::const_buffer>, http::chunk_last<>>>(
+        http::make_chunk(net::buffer(chunk_)), http::make_chunk_last());
+    net::async_write(stream_, bufs->first, [self, bufs](beast::error_code ec, size_t) {
+      if (ec) return self->on_chunk(ec, true);
+      net::async_write(self->stream_, bufs->second, [self, bufs](beast::error_code ec2, size_t) { self->on_chunk(ec2, true); });
+    });
+  } else {
+    net::async_write(stream_, http::make_chunk(net::buffer(chunk_)),
+                     [self](beast::error_code ec, size_t) { self->on_chunk(ec, false); });
+  }
+}
+
+void HttpSession::on_chunk(beast::error_code ec, bool last) {
+  chunk_writing_ = false;
+  if (ec) return close_now();
+  if (last) {
+    stream_done_ = true;
+    source_.reset();
+    head_sr_.reset();
+    head_.reset();
+    bool ka = keep_alive_;
+    return finish_answer(ka);
+  }
+  pump();
+}
+
+// ---- disconnect detection while an answer is pending ------------------------
+
+void HttpSession::on_disconnect(std::function<void()> gone) {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), g = std::move(gone)]() mutable {
+    if (self->closed_) {
+      g();
+      return;
+    }
+    self->gone_ = std::move(g);
+    self->watch_disconnect();
+  });
+}
+
+void HttpSession::watch_disconnect() {
+  if (watching_ || closed_) return;
+  watching_ = true;
+  uint64_t seq = answer_seq_;
+  // Readable with nothing to read means the peer closed. Pipelined bytes
+  // also make it readable: then stop watching (they wait in the socket).
+  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), seq](beast::error_code ec) {
+    if (seq != self->answer_seq_ || !self->watching_ || self->closed_) return;
+    self->watching_ = false;
+    beast::error_code aec;
+    size_t avail = self->stream_.socket().available(aec);
+    if (ec || aec || avail == 0) self->close_now();
+  });
+}
+
+}  // namespace reprox

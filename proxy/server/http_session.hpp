@@ -1,0 +1,84 @@
+// One HTTP/1.1 connection. Every handler runs on the connection's strand;
+// the session lives while some pending operation holds its shared_ptr.
+// Requests are answered strictly in order (pipelined requests wait in the
+// read buffer); one request is in progress at a time.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "proxy/server/responder.hpp"
+#include "proxy/server/server_options.hpp"
+
+namespace reprox {
+
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // Called on the session's strand; answer through `responder` exactly once.
+  virtual void handle(Request&& request, std::shared_ptr<Responder> responder) = 0;
+};
+
+class ConnectionTracker;
+
+class HttpSession final : public Responder, public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket&& socket, RequestHandler& handler, const ServerOptions& options,
+              std::shared_ptr<ConnectionTracker> tracker);
+  ~HttpSession() override;
+
+  void run();
+  void set_tracker_id(uint64_t id) { tracker_id_ = id; }
+  // Drain: close now if waiting for a request, else after the current answer.
+  void drain();
+
+  void respond(Response&& response) override;
+  void stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) override;
+  void on_disconnect(std::function<void()> gone) override;
+  net::any_io_executor executor() override { return stream_.get_executor(); }
+
+ private:
+  void do_read();
+  void on_header(beast::error_code ec);
+  void read_body();
+  void on_read(beast::error_code ec);
+  void reject(http::status status, const std::string& message, const char* type);
+  void write_response();
+  void on_written(beast::error_code ec, bool keep_alive);
+  void finish_answer(bool keep_alive);
+  void close_gracefully();
+
+  void on_stream_head(beast::error_code ec);
+  void pump();
+  void on_chunk(beast::error_code ec, bool last);
+  void watch_disconnect();
+  void close_now();
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  RequestHandler& handler_;
+  const ServerOptions& options_;
+  std::shared_ptr<ConnectionTracker> tracker_;
+  uint64_t tracker_id_ = 0;
+  std::optional<http::request_parser<http::string_body>> parser_;
+
+  bool keep_alive_ = true;
+  bool in_request_ = false;  // between reading a request and finishing its answer
+  bool closed_ = false;
+  uint64_t answer_seq_ = 0;  // stale-handler guard for disconnect watches
+
+  std::unique_ptr<Response> response_;
+  std::unique_ptr<http::response<http::empty_body>> head_;
+  std::unique_ptr<http::response_serializer<http::empty_body>> head_sr_;
+  std::shared_ptr<StreamSource> source_;
+  std::string chunk_;
+  bool chunk_writing_ = false;
+  bool stream_done_ = false;
+  std::atomic<bool> wake_pending_{false};
+  std::function<void()> gone_;
+  bool watching_ = false;
+};
+
+}  // namespace reprox
