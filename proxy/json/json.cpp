@@ -110,7 +110,9 @@ bool convert(simdjson::dom::element e, Value& out, size_t depth, size_t max_dept
     case T::STRING: out = Value(std::string_view(e.get_string().value_unsafe())); return true;
     case T::ARRAY: {
       json::Array arr;
-      for (auto child : e.get_array().value_unsafe()) {
+      // Named: value_unsafe() returns a reference into a temporary result.
+      simdjson::dom::array elements = e.get_array().value_unsafe();
+      for (auto child : elements) {
         arr.emplace_back();
         if (!convert(child, arr.back(), depth + 1, max_depth, err)) return false;
       }
@@ -119,7 +121,8 @@ bool convert(simdjson::dom::element e, Value& out, size_t depth, size_t max_dept
     }
     case T::OBJECT: {
       json::Object obj;
-      for (auto field : e.get_object().value_unsafe()) {
+      simdjson::dom::object fields = e.get_object().value_unsafe();
+      for (auto field : fields) {
         Value v;
         if (!convert(field.value, v, depth + 1, max_depth, err)) return false;
         std::string_view k = field.key;
