@@ -21,6 +21,7 @@ struct ChatMessage {
   std::optional<std::string> name;
   json::Value tool_calls;                   // null when absent
   std::optional<std::string> tool_call_id;  // tool messages
+  json::Value function_call;                // legacy assistant field; null when absent
   // Text of `content`: the string itself, or the text parts joined ("" if none).
   std::string text() const;
 };

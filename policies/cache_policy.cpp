@@ -1,0 +1,27 @@
+#include "policies/cache_policy.hpp"
+
+namespace reprox::policy {
+
+Cacheability cacheability(const api::CacheDirectives& d) {
+  Cacheability c;
+  if (d.no_store) return Cacheability{false, false, "no-store: the cache is bypassed"};
+  std::string reason;
+  auto note = [&](const std::string& why) { reason += reason.empty() ? why : "; " + why; };
+  if (d.no_cache) {
+    c.readable = false;
+    note("no-cache: generate and store (refresh)");
+  }
+  if (d.only_if_cached) {
+    c.writable = false;
+    note("only-if-cached: answer from the cache or 504");
+  }
+  if (d.ttl_seconds && *d.ttl_seconds == 0) {
+    c.writable = false;
+    note("ttl 0: nothing is stored");
+  }
+  if (d.max_age_seconds && c.readable) note("max-age=" + std::to_string(*d.max_age_seconds));
+  c.reason = reason.empty() ? "cacheable" : reason;
+  return c;
+}
+
+}  // namespace reprox::policy

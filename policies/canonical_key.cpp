@@ -1,0 +1,91 @@
+#include "policies/canonical_key.hpp"
+
+#include <algorithm>
+
+#include "policies/tenant.hpp"
+#include "proxy/json/json.hpp"
+
+namespace reprox::policy {
+namespace {
+
+json::Value canonical_message(const api::ChatMessage& m) {
+  json::Object out;
+  out.emplace_back("role", m.role);
+  if (!m.content.is_null()) out.emplace_back("content", m.content);
+  if (m.name) out.emplace_back("name", *m.name);
+  if (!m.tool_calls.is_null()) out.emplace_back("tool_calls", m.tool_calls);
+  if (m.tool_call_id) out.emplace_back("tool_call_id", *m.tool_call_id);
+  if (!m.function_call.is_null()) out.emplace_back("function_call", m.function_call);
+  return json::Value(std::move(out));
+}
+
+json::Value canonical_stop(std::vector<std::string> stop) {
+  std::sort(stop.begin(), stop.end());
+  stop.erase(std::unique(stop.begin(), stop.end()), stop.end());
+  json::Array out;
+  for (auto& s : stop) out.emplace_back(std::move(s));
+  return json::Value(std::move(out));
+}
+
+json::Value canonical_logit_bias(const std::vector<std::pair<int64_t, double>>& bias) {
+  json::Object out;  // ids are unique after parsing; dump sorts the keys
+  for (const auto& [id, b] : bias) out.emplace_back(std::to_string(id), b);
+  return json::Value(std::move(out));
+}
+
+void add_if_present(json::Object& out, const char* name, const json::Value& v) {
+  if (v.is_null()) return;
+  out.emplace_back(name, v);
+}
+
+}  // namespace
+
+int64_t effective_max_tokens(const api::ChatRequest& request, int64_t backend_default) {
+  return request.max_tokens.value_or(backend_default);
+}
+
+KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
+  KeyResult result;
+  result.seed_injected = !request.seed.has_value();
+  result.seed = request.seed.value_or(context.default_seed);
+
+  json::Object c;
+  c.emplace_back("v", kKeyVersion);
+  c.emplace_back("model", context.model_id);
+  c.emplace_back("fp", context.fingerprint);
+  c.emplace_back("tenant", context.tenant);
+  c.emplace_back("ns", context.ns);
+
+  json::Array messages;
+  messages.reserve(request.messages.size());
+  for (const auto& m : request.messages) messages.push_back(canonical_message(m));
+  c.emplace_back("messages", json::Value(std::move(messages)));
+
+  c.emplace_back("temperature", request.temperature);
+  if (request.temperature != 0) {  // greedy decoding ignores them
+    c.emplace_back("top_p", request.top_p);
+    c.emplace_back("top_k", request.top_k);
+    c.emplace_back("seed", result.seed);
+  }
+  c.emplace_back("n", request.n);
+  c.emplace_back("max_tokens", context.effective_max_tokens);
+  c.emplace_back("stop", canonical_stop(request.stop));
+  c.emplace_back("presence_penalty", request.presence_penalty);
+  c.emplace_back("frequency_penalty", request.frequency_penalty);
+  c.emplace_back("logit_bias", canonical_logit_bias(request.logit_bias));
+  c.emplace_back("logprobs", request.logprobs);
+  c.emplace_back("top_logprobs", request.top_logprobs);
+
+  add_if_present(c, "tools", request.tools);
+  add_if_present(c, "tool_choice", request.tool_choice);
+  add_if_present(c, "response_format", request.response_format);
+  // Legacy function calling changes the prompt as tools do; validated by the parser.
+  if (const json::Value* v = request.raw.find("functions")) add_if_present(c, "functions", *v);
+  if (const json::Value* v = request.raw.find("function_call")) add_if_present(c, "function_call", *v);
+
+  result.canonical = json::dump(json::Value(std::move(c)), /*sort_keys=*/true);
+  result.key = sha256_hex(result.canonical);
+  return result;
+}
+
+}  // namespace reprox::policy

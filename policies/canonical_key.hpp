@@ -1,0 +1,45 @@
+// The canonical request and its key (interface.md "Canonical key").
+// Pure functions: the same request and context always give the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "proxy/api/chat_request.hpp"
+
+namespace reprox::policy {
+
+inline constexpr int kKeyVersion = 1;
+
+struct KeyContext {
+  std::string model_id;     // resolved model id
+  std::string fingerprint;  // system_fingerprint of that model
+  std::string tenant;       // tenant_of(Authorization); "" when the cache is shared
+  std::string ns;           // namespace (merged cache directives)
+  uint64_t default_seed = 42;
+  // The completion limit the backend will use for this request: see
+  // effective_max_tokens(). The key writes it as `max_tokens`.
+  int64_t effective_max_tokens = 0;
+};
+
+struct KeyResult {
+  std::string canonical;  // compact sorted JSON
+  std::string key;        // lowercase hex SHA-256 of `canonical` (64 chars)
+  uint64_t seed = 0;      // the seed used: the request's, or default_seed
+  bool seed_injected = false;
+};
+
+// The request's max_tokens / max_completion_tokens, else the backend default.
+int64_t effective_max_tokens(const api::ChatRequest& request, int64_t backend_default);
+
+// Canonical JSON holds: v, model, fp, tenant, ns; messages (role, content,
+// name, tool_calls, tool_call_id and the legacy function_call; absent fields
+// omitted, a null content omitted); temperature, top_p, top_k, seed, n,
+// max_tokens, stop (sorted, de-duplicated), presence_penalty,
+// frequency_penalty, logit_bias ({"id": bias}), logprobs, top_logprobs;
+// tools, tool_choice, response_format and the legacy functions /
+// function_call when present. At temperature 0, seed, top_p and top_k are
+// left out. The seed is written as the uint64 the engine uses.
+KeyResult make_key(const api::ChatRequest& request, const KeyContext& context);
+
+}  // namespace reprox::policy

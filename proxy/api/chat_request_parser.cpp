@@ -1,0 +1,287 @@
+#include "proxy/api/chat_request_parser.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "proxy/api/message_parser.hpp"
+#include "proxy/api/request_checks.hpp"
+
+namespace reprox::api {
+namespace {
+
+using checks::Check;
+
+constexpr int64_t kMaxInt = INT64_MAX;
+
+Check read_model(const json::Value& body, ChatRequest& req) {
+  std::optional<std::string> model;
+  if (auto e = checks::read_string(body, "model", "model", model)) return e;
+  req.model = model.value_or("");
+  return std::nullopt;
+}
+
+// Any integer in [-2^63, 2^64); negatives wrap to their two's-complement uint64.
+Check read_seed(const json::Value& body, ChatRequest& req) {
+  const json::Value* v = checks::present(body, "seed");
+  if (!v) return std::nullopt;
+  if (!v->is_number() || !v->is_integer()) return checks::wrong_type("seed", "an integer", *v);
+  using T = json::Value::Type;
+  if (v->type() == T::Uint) {
+    req.seed = v->as_uint();
+  } else if (v->type() == T::Int) {
+    req.seed = static_cast<uint64_t>(v->as_int());
+  } else {
+    double d = v->as_double();
+    if (!(d >= -9223372036854775808.0 && d < 18446744073709551616.0))
+      return checks::bad_value("seed", "expected an integer in [-9223372036854775808, 18446744073709551615].");
+    req.seed = d < 0 ? static_cast<uint64_t>(static_cast<int64_t>(d)) : static_cast<uint64_t>(d);
+  }
+  return std::nullopt;
+}
+
+Check read_sampling(const json::Value& body, ChatRequest& req) {
+  if (auto e = checks::read_number(body, "temperature", "temperature", 0, 2, req.temperature)) return e;
+  if (auto e = checks::read_number(body, "top_p", "top_p", 0, 1, req.top_p)) return e;
+  if (auto e = checks::read_number(body, "presence_penalty", "presence_penalty", -2, 2, req.presence_penalty))
+    return e;
+  if (auto e = checks::read_number(body, "frequency_penalty", "frequency_penalty", -2, 2, req.frequency_penalty))
+    return e;
+  std::optional<int64_t> i;
+  if (auto e = checks::read_integer(body, "top_k", "top_k", 0, kMaxInt, i)) return e;
+  req.top_k = i.value_or(0);
+  i.reset();
+  if (auto e = checks::read_integer(body, "n", "n", 1, 128, i)) return e;
+  req.n = i.value_or(1);
+  std::optional<int64_t> max_tokens, max_completion_tokens;
+  if (auto e = checks::read_integer(body, "max_tokens", "max_tokens", 1, kMaxInt, max_tokens)) return e;
+  if (auto e = checks::read_integer(body, "max_completion_tokens", "max_completion_tokens", 1, kMaxInt,
+                                    max_completion_tokens))
+    return e;
+  req.max_tokens = max_completion_tokens ? max_completion_tokens : max_tokens;
+  return read_seed(body, req);
+}
+
+Check read_stop(const json::Value& body, ChatRequest& req) {
+  const json::Value* v = checks::present(body, "stop");
+  if (!v) return std::nullopt;
+  if (v->is_string()) {
+    req.stop = {v->as_string()};
+    return std::nullopt;
+  }
+  if (!v->is_array()) return checks::wrong_type("stop", "a string or an array of strings", *v);
+  const auto& list = v->as_array();
+  if (list.size() > 4)
+    return checks::bad_value("stop", "expected at most 4 stop sequences, but got " + std::to_string(list.size()) + ".");
+  for (const auto& s : list) {
+    if (!s.is_string()) return checks::wrong_type("stop", "a string or an array of strings", s);
+    req.stop.push_back(s.as_string());
+  }
+  return std::nullopt;
+}
+
+// Token ids are non-empty decimal digit strings.
+std::optional<int64_t> token_id(const std::string& s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  int64_t id = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    id = id * 10 + (c - '0');
+  }
+  return id;
+}
+
+Check read_logit_bias(const json::Value& body, ChatRequest& req) {
+  const json::Value* v = checks::present(body, "logit_bias");
+  if (!v) return std::nullopt;
+  if (!v->is_object()) return checks::wrong_type("logit_bias", "an object", *v);
+  for (const auto& [k, bias] : v->as_object()) {
+    auto id = token_id(k);
+    if (!id) return checks::bad_value("logit_bias", "key '" + k + "' is not a token id (a decimal integer string).");
+    if (!bias.is_number()) return checks::wrong_type("logit_bias", "numbers as values", bias);
+    double b = bias.as_double();
+    if (!(b >= -100 && b <= 100))
+      return checks::bad_value("logit_bias", "bias for token " + k + " must be in [-100, 100], but got " +
+                                                 checks::number_text(b) + ".");
+    auto same = std::find_if(req.logit_bias.begin(), req.logit_bias.end(), [&](auto& p) { return p.first == *id; });
+    if (same != req.logit_bias.end())
+      same->second = b;  // "7" and "07" name one token: last wins, as duplicate keys do
+    else
+      req.logit_bias.emplace_back(*id, b);
+  }
+  std::sort(req.logit_bias.begin(), req.logit_bias.end());
+  return std::nullopt;
+}
+
+Check read_logprobs(const json::Value& body, ChatRequest& req) {
+  std::optional<bool> logprobs;
+  if (auto e = checks::read_bool(body, "logprobs", "logprobs", logprobs)) return e;
+  req.logprobs = logprobs.value_or(false);
+  std::optional<int64_t> top;
+  if (auto e = checks::read_integer(body, "top_logprobs", "top_logprobs", 0, 20, top)) return e;
+  if (top && !req.logprobs) return checks::bad_value("top_logprobs", "requires 'logprobs' to be true.");
+  req.top_logprobs = top.value_or(0);
+  return std::nullopt;
+}
+
+Check read_stream(const json::Value& body, ChatRequest& req) {
+  std::optional<bool> stream;
+  if (auto e = checks::read_bool(body, "stream", "stream", stream)) return e;
+  req.stream = stream.value_or(false);
+  const json::Value* opts = checks::present(body, "stream_options");
+  if (!opts) return std::nullopt;
+  if (!opts->is_object()) return checks::wrong_type("stream_options", "an object", *opts);
+  if (!req.stream) return checks::bad_value("stream_options", "only allowed when 'stream' is true.");
+  std::optional<bool> usage;
+  if (auto e = checks::read_bool(*opts, "include_usage", "stream_options.include_usage", usage)) return e;
+  req.include_usage = usage.value_or(false);
+  return std::nullopt;
+}
+
+Check check_function_def(const json::Value& fn, const std::string& param) {
+  if (!fn.is_object()) return checks::wrong_type(param, "an object", fn);
+  const json::Value* name = checks::present(fn, "name");
+  if (!name) return checks::missing(param + ".name");
+  if (!name->is_string()) return checks::wrong_type(param + ".name", "a string", *name);
+  const json::Value* params = checks::present(fn, "parameters");
+  if (params && !params->is_object()) return checks::wrong_type(param + ".parameters", "an object", *params);
+  return std::nullopt;
+}
+
+Check read_tools(const json::Value& body, ChatRequest& req) {
+  if (const json::Value* tools = checks::present(body, "tools")) {
+    if (!tools->is_array()) return checks::wrong_type("tools", "an array", *tools);
+    if (tools->as_array().empty()) return checks::bad_value("tools", "empty array. Expected at least one tool.");
+    for (size_t i = 0; i < tools->as_array().size(); ++i) {
+      const json::Value& tool = tools->as_array()[i];
+      std::string p = "tools[" + std::to_string(i) + "]";
+      if (!tool.is_object()) return checks::wrong_type(p, "an object", tool);
+      const json::Value* type = checks::present(tool, "type");
+      if (!type || !type->is_string() || type->as_string() != "function")
+        return checks::bad_value(p + ".type", "expected 'function'.");
+      const json::Value* fn = checks::present(tool, "function");
+      if (!fn) return checks::missing(p + ".function");
+      if (auto e = check_function_def(*fn, p + ".function")) return e;
+    }
+    req.tools = *tools;
+  }
+  if (const json::Value* choice = checks::present(body, "tool_choice")) {
+    if (choice->is_string()) {
+      const auto& s = choice->as_string();
+      if (s != "none" && s != "auto" && s != "required")
+        return checks::bad_value("tool_choice", "expected 'none', 'auto', 'required' or an object.");
+    } else if (!choice->is_object()) {
+      return checks::wrong_type("tool_choice", "a string or an object", *choice);
+    }
+    req.tool_choice = *choice;
+  }
+  return std::nullopt;
+}
+
+// Legacy `functions` / `function_call`: validated here, keyed from `raw`.
+Check check_legacy_functions(const json::Value& body) {
+  if (const json::Value* fns = checks::present(body, "functions")) {
+    if (!fns->is_array()) return checks::wrong_type("functions", "an array", *fns);
+    for (size_t i = 0; i < fns->as_array().size(); ++i)
+      if (auto e = check_function_def(fns->as_array()[i], "functions[" + std::to_string(i) + "]")) return e;
+  }
+  if (const json::Value* fc = checks::present(body, "function_call")) {
+    if (fc->is_string()) {
+      if (fc->as_string() != "none" && fc->as_string() != "auto")
+        return checks::bad_value("function_call", "expected 'none', 'auto' or an object.");
+    } else if (!fc->is_object()) {
+      return checks::wrong_type("function_call", "a string or an object", *fc);
+    }
+  }
+  return std::nullopt;
+}
+
+Check read_response_format(const json::Value& body, ChatRequest& req) {
+  const json::Value* rf = checks::present(body, "response_format");
+  if (!rf) return std::nullopt;
+  if (!rf->is_object()) return checks::wrong_type("response_format", "an object", *rf);
+  const json::Value* type = checks::present(*rf, "type");
+  if (!type) return checks::missing("response_format.type");
+  if (!type->is_string()) return checks::wrong_type("response_format.type", "a string", *type);
+  const auto& t = type->as_string();
+  if (t != "text" && t != "json_object" && t != "json_schema")
+    return checks::bad_value("response_format.type", "expected 'text', 'json_object' or 'json_schema'.");
+  if (t == "json_schema") {
+    const json::Value* schema = checks::present(*rf, "json_schema");
+    if (!schema) return checks::missing("response_format.json_schema");
+    if (!schema->is_object()) return checks::wrong_type("response_format.json_schema", "an object", *schema);
+  }
+  req.response_format = *rf;
+  return std::nullopt;
+}
+
+// Both spellings (`no-cache` / `no_cache`) count; either being true sets the flag.
+Check read_cache_flag(const json::Value& cache, std::string_view dash, std::string_view underscore, bool& out) {
+  for (std::string_view key : {dash, underscore}) {
+    std::optional<bool> flag;
+    if (auto e = checks::read_bool(cache, key, "cache." + std::string(key), flag)) return e;
+    out = out || flag.value_or(false);
+  }
+  return std::nullopt;
+}
+
+Check read_cache(const json::Value& body, ChatRequest& req) {
+  const json::Value* cache = checks::present(body, "cache");
+  if (!cache) return std::nullopt;
+  if (!cache->is_object()) return checks::wrong_type("cache", "an object", *cache);
+  if (auto e = read_cache_flag(*cache, "no-cache", "no_cache", req.cache.no_cache)) return e;
+  if (auto e = read_cache_flag(*cache, "no-store", "no_store", req.cache.no_store)) return e;
+  if (auto e = checks::read_integer(*cache, "ttl", "cache.ttl", 0, kMaxInt, req.cache.ttl_seconds)) return e;
+  return checks::read_string(*cache, "namespace", "cache.namespace", req.cache.ns);
+}
+
+Check read_other(const json::Value& body, ChatRequest& req) {
+  std::optional<std::string> user;
+  if (auto e = checks::read_string(body, "user", "user", user)) return e;
+  req.user = user.value_or("");
+  const json::Value* metadata = checks::present(body, "metadata");
+  if (metadata && !metadata->is_object()) return checks::wrong_type("metadata", "an object", *metadata);
+  std::optional<bool> store;
+  return checks::read_bool(body, "store", "store", store);
+}
+
+}  // namespace
+
+ParseResult parse_chat_request(std::string_view body) {
+  ParseResult result;
+  if (!json::valid_utf8(body)) {
+    result.error = ApiError::invalid("", "The request body is not valid UTF-8.");
+    return result;
+  }
+  json::Value root;
+  if (auto err = json::parse(body, root)) {
+    result.error = ApiError::invalid(
+        "", "We could not parse the JSON body of your request (" + err.message +
+                "). The OpenAI API expects a JSON payload.");
+    return result;
+  }
+  if (!root.is_object()) {
+    result.error = ApiError::invalid("", "The request body must be a JSON object, but got " +
+                                             checks::type_name(root) + ".");
+    return result;
+  }
+
+  ChatRequest req;
+  const json::Value* messages = checks::present(root, "messages");
+  Check error;
+  if (!messages) {
+    error = checks::missing("messages");
+  } else if (!(error = read_model(root, req)) && !(error = parse_messages(*messages, req.messages)) &&
+             !(error = read_sampling(root, req)) && !(error = read_stop(root, req)) &&
+             !(error = read_logit_bias(root, req)) && !(error = read_logprobs(root, req)) &&
+             !(error = read_stream(root, req)) && !(error = read_tools(root, req)) &&
+             !(error = check_legacy_functions(root)) && !(error = read_response_format(root, req)) &&
+             !(error = read_cache(root, req)) && !(error = read_other(root, req))) {
+    req.raw = std::move(root);
+    result.request = std::move(req);
+    return result;
+  }
+  result.error = std::move(*error);
+  return result;
+}
+
+}  // namespace reprox::api

@@ -1,0 +1,21 @@
+// Validates the `messages` array of a chat request (part of parse_chat_request).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "proxy/api/api_error.hpp"
+#include "proxy/api/chat_request.hpp"
+#include "proxy/json/json.hpp"
+
+namespace reprox::api {
+
+// `messages` is the (non-null) value of the body's "messages" field.
+// Fills `out` or returns the 400 naming the first offending field, such as
+// `messages[2].role` or `messages[0].content[1].type`.
+std::optional<ApiError> parse_messages(const json::Value& messages, std::vector<ChatMessage>& out);
+
+// Validates one tool_calls array (assistant messages); `param` prefixes errors.
+std::optional<ApiError> check_tool_calls(const json::Value& tool_calls, const std::string& param);
+
+}  // namespace reprox::api

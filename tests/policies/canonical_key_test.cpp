@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include "key_test_util.hpp"
+#include "policies/tenant.hpp"
+
+namespace reprox::policy {
+namespace {
+
+using testing::base_context;
+using testing::key_of;
+
+TEST(CanonicalKey, GoldenCanonicalForm) {
+  KeyResult k = key_of(
+      R"({"model":"tiny","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],
+          "temperature":0.5,"stop":["z","y","z"],"logit_bias":{"10":1,"9":-2.5},"user":"u","stream":true})");
+  EXPECT_EQ(k.canonical,
+            R"({"fp":"fp_0123456789abcdef","frequency_penalty":0,"logit_bias":{"10":1,"9":-2.5},"logprobs":false,)"
+            R"("max_tokens":256,"messages":[{"content":"ab","role":"user"}],"model":"tiny","n":1,"ns":"",)"
+            R"("presence_penalty":0,"seed":42,"stop":["y","z"],"temperature":0.5,"tenant":"tenant-a","top_k":0,)"
+            R"("top_logprobs":0,"top_p":1,"v":1})");
+  EXPECT_EQ(k.key, sha256_hex(k.canonical));
+  EXPECT_EQ(k.seed, 42u);
+  EXPECT_TRUE(k.seed_injected);
+}
+
+TEST(CanonicalKey, KeyIsLowercaseHex) {
+  KeyResult k = key_of(R"({"messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_EQ(k.key.size(), 64u);
+  for (char c : k.key) EXPECT_TRUE((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) << k.key;
+}
+
+TEST(CanonicalKey, TemperatureZeroDropsSeedTopPTopKButReportsSeed) {
+  KeyResult k = key_of(R"({"messages":[{"role":"user","content":"hi"}],"temperature":0,"seed":9,"top_p":0.5})");
+  EXPECT_EQ(k.canonical.find("\"seed\""), std::string::npos) << k.canonical;
+  EXPECT_EQ(k.canonical.find("\"top_p\""), std::string::npos) << k.canonical;
+  EXPECT_EQ(k.canonical.find("\"top_k\""), std::string::npos) << k.canonical;
+  EXPECT_NE(k.canonical.find("\"temperature\":0"), std::string::npos) << k.canonical;
+  EXPECT_EQ(k.seed, 9u);
+  EXPECT_FALSE(k.seed_injected);
+
+  KeyResult injected = key_of(R"({"messages":[{"role":"user","content":"hi"}],"temperature":0})");
+  EXPECT_EQ(injected.seed, 42u);
+  EXPECT_TRUE(injected.seed_injected);
+}
+
+TEST(CanonicalKey, GivenSeedIsNotInjected) {
+  KeyResult k = key_of(R"({"messages":[{"role":"user","content":"hi"}],"seed":42})");
+  EXPECT_EQ(k.seed, 42u);
+  EXPECT_FALSE(k.seed_injected);
+  KeyResult big = key_of(R"({"messages":[{"role":"user","content":"hi"}],"seed":-2})");
+  EXPECT_EQ(big.seed, UINT64_MAX - 1);
+  EXPECT_NE(big.canonical.find("\"seed\":18446744073709551614"), std::string::npos) << big.canonical;
+}
+
+TEST(CanonicalKey, LeavesOutNonAnswerFields) {
+  KeyResult k = key_of(R"({"messages":[{"role":"user","content":"hi"}],"stream":true,
+      "stream_options":{"include_usage":true},"user":"secret-user","metadata":{"m":"secret-meta"},"store":true,
+      "cache":{"namespace":"secret-ns"},"x_unknown":"secret-x"})");
+  for (const char* s : {"stream", "include_usage", "secret-user", "secret-meta", "store", "cache", "secret-ns",
+                        "x_unknown", "secret-x"})
+    EXPECT_EQ(k.canonical.find(s), std::string::npos) << s << " in " << k.canonical;
+}
+
+TEST(CanonicalKey, AbsentMessageFieldsAreOmittedNotNull) {
+  KeyResult k = key_of(
+      R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]})");
+  EXPECT_EQ(k.canonical.find("null"), std::string::npos) << k.canonical;
+  EXPECT_EQ(k.canonical.find("\"name\":\"f\""), k.canonical.rfind("\"name\":\"f\""));
+  EXPECT_NE(k.canonical.find("\"tool_calls\":[{"), std::string::npos) << k.canonical;
+}
+
+TEST(CanonicalKey, ToolsAndFormatOnlyWhenPresent) {
+  KeyResult plain = key_of(R"({"messages":[{"role":"user","content":"x"}]})");
+  for (const char* s : {"tools", "tool_choice", "response_format", "functions", "function_call"})
+    EXPECT_EQ(plain.canonical.find(s), std::string::npos) << s;
+  KeyResult with = key_of(R"({"messages":[{"role":"user","content":"x"}],
+      "tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto","response_format":{"type":"text"}})");
+  for (const char* s : {"\"tools\":[", "\"tool_choice\":\"auto\"", "\"response_format\":{\"type\":\"text\"}"})
+    EXPECT_NE(with.canonical.find(s), std::string::npos) << s << " in " << with.canonical;
+}
+
+TEST(CanonicalKey, PureAndRepeatable) {
+  const std::string body = R"({"messages":[{"role":"user","content":"hi"}],"temperature":0.3})";
+  EXPECT_EQ(key_of(body).key, key_of(body).key);
+}
+
+TEST(CanonicalKey, EffectiveMaxTokensComesFromTheRequestFirst) {
+  api::ChatRequest r;
+  EXPECT_EQ(effective_max_tokens(r, 100), 100);
+  r.max_tokens = 7;
+  EXPECT_EQ(effective_max_tokens(r, 100), 7);
+}
+
+}  // namespace
+}  // namespace reprox::policy
