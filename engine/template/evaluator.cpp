@@ -1,0 +1,586 @@
+#include "engine/template/evaluator.hpp"
+
+#include <cmath>
+
+#include "engine/template/py_text.hpp"
+
+namespace reprox::tmpl {
+namespace {
+
+constexpr int kMaxCallDepth = 64;
+
+struct Frame {
+  std::vector<std::pair<std::string, Value>> vars;
+  const Frame* parent = nullptr;
+
+  const Value* find(const std::string& name) const {
+    for (const Frame* f = this; f; f = f->parent)
+      for (auto it = f->vars.rbegin(); it != f->vars.rend(); ++it)
+        if (it->first == name) return &it->second;
+    return nullptr;
+  }
+  void set(const std::string& name, Value v) {
+    for (auto& kv : vars)
+      if (kv.first == name) {
+        kv.second = std::move(v);
+        return;
+      }
+    vars.emplace_back(name, std::move(v));
+  }
+};
+
+enum class Flow { Normal, Break, Continue };
+
+std::string where(int line, int col) { return " (line " + std::to_string(line) + ", column " + std::to_string(col) + ")"; }
+
+class Evaluator {
+ public:
+  Evaluator(const Value& context, Fault& fault) : context_(context), fault_(fault) {}
+
+  bool run(const Body& root, std::string& out) {
+    Frame frame;
+    root_ = &frame;
+    exec(root, frame, out);
+    return !fault_.set;
+  }
+
+ private:
+  bool failed() const { return fault_.set; }
+  void fail(const std::string& msg, int line, int col) { fault_.fail(msg + where(line, col)); }
+
+  Value lookup(const std::string& name, const Frame& frame) const {
+    if (const Value* v = frame.find(name)) return *v;
+    if (const Value* v = context_.as_dict().find(name)) return *v;
+    if (is_global_function(name)) return Value::callable(Callable{Callable::Type::Global, name, nullptr, nullptr});
+    return Value::undefined("'" + name + "' is undefined");
+  }
+
+  // ---- statements ----
+
+  Flow exec(const Body& body, Frame& frame, std::string& out) {
+    for (const auto& s : body) {
+      if (failed()) return Flow::Normal;
+      Flow f = exec_one(*s, frame, out);
+      if (f != Flow::Normal) return f;
+    }
+    return Flow::Normal;
+  }
+
+  Flow exec_one(const Stmt& s, Frame& frame, std::string& out) {
+    switch (s.kind) {
+      case Stmt::Kind::Text: out += s.text; return Flow::Normal;
+      case Stmt::Kind::Print: {
+        Value v = eval(*s.expr, frame);
+        if (!failed()) v.append_str(out);
+        return Flow::Normal;
+      }
+      case Stmt::Kind::If:
+        for (const auto& [cond, body] : s.branches) {
+          Value c = eval(*cond, frame);
+          if (failed()) return Flow::Normal;
+          if (c.truthy()) return exec(body, frame, out);
+        }
+        return exec(s.else_body, frame, out);
+      case Stmt::Kind::For: exec_for(s, frame, out); return Flow::Normal;
+      case Stmt::Kind::Set: exec_set(s, frame); return Flow::Normal;
+      case Stmt::Kind::SetBlock: {
+        std::string captured;
+        exec(s.body, frame, captured);
+        Value v(std::move(captured));
+        for (const auto& f : s.filters) v = apply_filter_expr(*f, std::move(v), frame);
+        if (!failed()) frame.set(s.targets[0], std::move(v));
+        return Flow::Normal;
+      }
+      case Stmt::Kind::Macro:
+        frame.set(s.macro->name,
+                  Value::callable(Callable{Callable::Type::Macro, s.macro->name, nullptr, s.macro.get()}));
+        return Flow::Normal;
+      case Stmt::Kind::Break: return Flow::Break;
+      case Stmt::Kind::Continue: return Flow::Continue;
+      case Stmt::Kind::Scope: return exec(s.body, frame, out);
+    }
+    return Flow::Normal;
+  }
+
+  bool unpack(const std::vector<std::string>& targets, const Value& v, Frame& frame, int line, int col) {
+    if (targets.size() == 1) {
+      frame.set(targets[0], v);
+      return true;
+    }
+    List parts;
+    if (!iterate(v, parts, fault_)) return false;
+    if (parts.size() != targets.size()) {
+      fail(std::string(parts.size() < targets.size() ? "not enough" : "too many") + " values to unpack (expected " +
+               std::to_string(targets.size()) + ", got " + std::to_string(parts.size()) + ")",
+           line, col);
+      return false;
+    }
+    for (size_t i = 0; i < targets.size(); ++i) frame.set(targets[i], parts[i]);
+    return true;
+  }
+
+  void exec_set(const Stmt& s, Frame& frame) {
+    Value v = eval(*s.expr, frame);
+    if (failed()) return;
+    if (!s.attr.empty()) {
+      Value target = lookup(s.targets[0], frame);
+      if (target.kind() != Value::Kind::Namespace) {
+        fail("cannot assign attribute on non-namespace object", s.line, s.col);
+        return;
+      }
+      target.as_namespace().attrs.set(s.attr, std::move(v));
+      return;
+    }
+    unpack(s.targets, v, frame, s.line, s.col);
+  }
+
+  void exec_for(const Stmt& s, Frame& frame, std::string& out) {
+    Value seq = eval(*s.expr, frame);
+    if (failed()) return;
+    List all;
+    if (!iterate(seq, all, fault_)) return;
+    auto items = std::make_shared<List>();
+    if (s.cond) {
+      for (auto& item : all) {
+        Frame probe;
+        probe.parent = &frame;
+        if (!unpack(s.targets, item, probe, s.line, s.col)) return;
+        Value c = eval(*s.cond, probe);
+        if (failed()) return;
+        if (c.truthy()) items->push_back(std::move(item));
+      }
+    } else {
+      *items = std::move(all);
+    }
+    if (items->empty()) {
+      exec(s.else_body, frame, out);
+      return;
+    }
+    auto state = std::make_shared<LoopState>();
+    state->items = items;
+    const Value* outer = frame.find("loop");
+    state->depth = outer && outer->kind() == Value::Kind::Loop ? outer->as_loop().depth + 1 : 1;
+    Value loop_value = Value::loop(state);
+    for (size_t i = 0; i < items->size(); ++i) {
+      state->index0 = i;
+      Frame iter;
+      iter.parent = &frame;
+      iter.vars.reserve(4);
+      iter.vars.emplace_back("loop", loop_value);
+      if (!unpack(s.targets, (*items)[i], iter, s.line, s.col)) return;
+      Flow f = exec(s.body, iter, out);
+      if (failed() || f == Flow::Break) break;
+    }
+  }
+
+  // ---- expressions ----
+
+  Value eval(const Expr& e, const Frame& frame) {
+    if (failed()) return {};
+    switch (e.kind) {
+      case Expr::Kind::Literal: return e.literal;
+      case Expr::Kind::Name: return lookup(e.name, frame);
+      case Expr::Kind::Attr: {
+        Value obj = eval(*e.a, frame);
+        if (obj.is_undefined()) return undefined_error(obj, e);
+        return get_attribute(obj, e.name, fault_);
+      }
+      case Expr::Kind::Item: {
+        Value obj = eval(*e.a, frame);
+        Value key = eval(*e.b, frame);
+        if (obj.is_undefined()) return undefined_error(obj, e);
+        return get_item(obj, key, fault_);
+      }
+      case Expr::Kind::Slice: return eval_slice(e, frame);
+      case Expr::Kind::Call: return eval_call(e, frame);
+      case Expr::Kind::Filter: return apply_filter_expr(e, eval(*e.a, frame), frame);
+      case Expr::Kind::Test: {
+        Value v = eval(*e.a, frame);
+        CallArgs args = eval_args(e, frame);
+        if (failed()) return {};
+        bool r = apply_test(e.builtin, v, args, fault_);
+        return Value(e.negated ? !r : r);
+      }
+      case Expr::Kind::Neg:
+      case Expr::Kind::Pos: {
+        Value v = eval(*e.a, frame);
+        if (v.is_undefined()) return undefined_error(v, e);
+        if (!v.is_number()) {
+          fail(std::string("bad operand type for unary ") + (e.kind == Expr::Kind::Neg ? "-" : "+") + ": '" +
+                   v.type_name() + "'",
+               e.line, e.col);
+          return {};
+        }
+        if (e.kind == Expr::Kind::Pos) return v.kind() == Value::Kind::Bool ? Value(v.as_int()) : v;
+        if (v.kind() == Value::Kind::Float) return Value(-v.as_double());
+        return Value(-v.as_int());
+      }
+      case Expr::Kind::Not: return Value(!eval(*e.a, frame).truthy());
+      case Expr::Kind::And: {
+        Value l = eval(*e.a, frame);
+        return l.truthy() ? eval(*e.b, frame) : l;
+      }
+      case Expr::Kind::Or: {
+        Value l = eval(*e.a, frame);
+        return l.truthy() ? l : eval(*e.b, frame);
+      }
+      case Expr::Kind::Cond: {
+        Value c = eval(*e.b, frame);
+        if (c.truthy()) return eval(*e.a, frame);
+        return e.c ? eval(*e.c, frame) : Value::undefined("the inline if-expression evaluated to false and no else section was defined");
+      }
+      case Expr::Kind::Compare: return eval_compare(e, frame);
+      case Expr::Kind::Binary: return eval_binary(e, eval(*e.a, frame), eval(*e.b, frame));
+      case Expr::Kind::ListLit:
+      case Expr::Kind::TupleLit: {
+        List items;
+        items.reserve(e.args.size());
+        for (const auto& a : e.args) items.push_back(eval(*a, frame));
+        return e.kind == Expr::Kind::ListLit ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+      }
+      case Expr::Kind::DictLit: {
+        Dict d;
+        for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+          Value k = eval(*e.args[i], frame);
+          Value v = eval(*e.args[i + 1], frame);
+          if (!k.is_string()) {
+            fail("unsupported: dict literal key of type '" + std::string(k.type_name()) + "' (only strings)", e.line,
+                 e.col);
+            return {};
+          }
+          d.set(k.as_string(), std::move(v));
+        }
+        return Value::dict(std::move(d));
+      }
+    }
+    return {};
+  }
+
+  Value undefined_error(const Value& undef, const Expr& e) {
+    fail(undef.undefined_hint(), e.line, e.col);
+    return {};
+  }
+
+  CallArgs eval_args(const Expr& e, const Frame& frame) {
+    CallArgs args;
+    args.pos.reserve(e.args.size());
+    for (const auto& a : e.args) args.pos.push_back(eval(*a, frame));
+    for (const auto& [k, a] : e.kwargs) args.kw.emplace_back(k, eval(*a, frame));
+    return args;
+  }
+
+  Value apply_filter_expr(const Expr& f, Value operand, const Frame& frame) {
+    CallArgs args = eval_args(f, frame);
+    if (failed()) return {};
+    Value r = apply_filter(f.builtin, operand, args, fault_);
+    if (failed() && !fault_.raised && fault_.message.find("(line ") == std::string::npos)
+      fault_.message += " in filter '" + f.name + "'" + where(f.line, f.col);
+    return r;
+  }
+
+  Value eval_call(const Expr& e, const Frame& frame) {
+    Value callee = eval(*e.a, frame);
+    CallArgs args = eval_args(e, frame);
+    if (failed()) return {};
+    if (callee.is_undefined()) return undefined_error(callee, e);
+    if (callee.kind() != Value::Kind::Callable) {
+      fail("'" + std::string(callee.type_name()) + "' object is not callable", e.line, e.col);
+      return {};
+    }
+    const Callable& c = callee.as_callable();
+    Value r;
+    switch (c.type) {
+      case Callable::Type::Global: r = call_global(c.name, args, fault_); break;
+      case Callable::Type::Method: r = call_method(*c.self, c.name, args, fault_); break;
+      case Callable::Type::Macro: r = call_macro(*c.macro, args, e); break;
+    }
+    if (failed() && !fault_.raised && fault_.message.find("(line ") == std::string::npos)
+      fault_.message += where(e.line, e.col);
+    return r;
+  }
+
+  Value call_macro(const MacroDef& m, const CallArgs& args, const Expr& at) {
+    if (depth_ >= kMaxCallDepth) {
+      fail("macro recursion too deep", at.line, at.col);
+      return {};
+    }
+    if (args.pos.size() > m.params.size()) {
+      fail("macro '" + m.name + "' takes not more than " + std::to_string(m.params.size()) + " argument(s)", at.line,
+           at.col);
+      return {};
+    }
+    Frame frame;
+    frame.parent = root_;
+    for (size_t i = 0; i < m.params.size(); ++i) {
+      const Value* v = args.get(i, m.params[i]);
+      if (v) {
+        frame.set(m.params[i], *v);
+      } else if (m.defaults[i]) {
+        frame.set(m.params[i], eval(*m.defaults[i], frame));
+      } else {
+        frame.set(m.params[i], Value::undefined("parameter '" + m.params[i] + "' was not provided"));
+      }
+    }
+    for (const auto& [k, v] : args.kw) {
+      bool known = false;
+      for (const auto& p : m.params) known = known || p == k;
+      if (!known) {
+        fail("macro '" + m.name + "' takes no keyword argument '" + k + "'", at.line, at.col);
+        return {};
+      }
+    }
+    std::string out;
+    ++depth_;
+    exec(m.body, frame, out);
+    --depth_;
+    return Value(std::move(out));
+  }
+
+  Value eval_compare(const Expr& e, const Frame& frame) {
+    Value left = eval(*e.a, frame);
+    for (size_t i = 0; i < e.ops.size(); ++i) {
+      Value right = eval(*e.args[i], frame);
+      if (failed()) return {};
+      const std::string& op = e.ops[i];
+      bool r;
+      if (op == "==") {
+        r = py_equal(left, right);
+      } else if (op == "!=") {
+        r = !py_equal(left, right);
+      } else if (op == "in" || op == "not in") {
+        r = contains(right, left, fault_);
+        if (op == "not in") r = !r;
+      } else {
+        if (left.is_undefined()) return undefined_error(left, e);
+        if (right.is_undefined()) return undefined_error(right, e);
+        bool ok;
+        bool lt = py_less(left, right, &ok);
+        bool gt = ok ? py_less(right, left, &ok) : false;
+        if (!ok) {
+          fail("'" + op + "' not supported between instances of '" + left.type_name() + "' and '" + right.type_name() +
+                   "'",
+               e.line, e.col);
+          return {};
+        }
+        r = op == "<" ? lt : op == ">" ? gt : op == "<=" ? !gt : !lt;
+      }
+      if (failed()) return {};
+      if (!r) return Value(false);
+      left = std::move(right);
+    }
+    return Value(true);
+  }
+
+  Value eval_slice(const Expr& e, const Frame& frame) {
+    Value obj = eval(*e.a, frame);
+    int64_t parts[3];
+    bool given[3];
+    for (int i = 0; i < 3; ++i) {
+      given[i] = false;
+      if (!e.args[i]) continue;
+      Value v = eval(*e.args[i], frame);
+      if (v.is_none()) continue;
+      if (!v.is_int()) {
+        fail("slice indices must be integers or None", e.line, e.col);
+        return {};
+      }
+      parts[i] = v.as_int();
+      given[i] = true;
+    }
+    if (failed()) return {};
+    if (obj.is_undefined()) return undefined_error(obj, e);
+    int64_t step = given[2] ? parts[2] : 1;
+    if (step == 0) {
+      fail("slice step cannot be zero", e.line, e.col);
+      return {};
+    }
+    bool is_str = obj.is_string();
+    if (!is_str && !obj.is_sequence()) {
+      fail("'" + std::string(obj.type_name()) + "' object is not subscriptable", e.line, e.col);
+      return {};
+    }
+    std::vector<char32_t> cps;
+    bool ascii = is_str && py::is_ascii(obj.as_string());
+    if (is_str && !ascii) cps = py::decode(obj.as_string());
+    int64_t n = is_str ? (ascii ? static_cast<int64_t>(obj.as_string().size()) : static_cast<int64_t>(cps.size()))
+                       : static_cast<int64_t>(obj.as_list().size());
+    auto clamp = [&](int64_t v, bool is_given, int64_t dflt) {
+      if (!is_given) return dflt;
+      if (v < 0) v += n;
+      if (step > 0) return v < 0 ? int64_t{0} : (v > n ? n : v);
+      return v < 0 ? int64_t{-1} : (v >= n ? n - 1 : v);
+    };
+    int64_t start = clamp(parts[0], given[0], step > 0 ? 0 : n - 1);
+    int64_t stop = clamp(parts[1], given[1], step > 0 ? n : -1);
+    std::vector<int64_t> idx;
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) idx.push_back(i);
+    if (is_str) {
+      std::string s;
+      if (ascii) {
+        for (int64_t i : idx) s.push_back(obj.as_string()[i]);
+      } else {
+        for (int64_t i : idx) py::append_utf8(s, cps[i]);
+      }
+      return Value(std::move(s));
+    }
+    List items;
+    for (int64_t i : idx) items.push_back(obj.as_list()[i]);
+    return obj.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+  }
+
+  Value type_error(const char* op, const Value& a, const Value& b, const Expr& e) {
+    if (a.is_undefined()) return undefined_error(a, e);
+    if (b.is_undefined()) return undefined_error(b, e);
+    if (std::string(op) == "+" && a.is_string())
+      fail(std::string("can only concatenate str (not \"") + b.type_name() + "\") to str", e.line, e.col);
+    else if (std::string(op) == "+" && a.kind() == Value::Kind::List)
+      fail(std::string("can only concatenate list (not \"") + b.type_name() + "\") to list", e.line, e.col);
+    else
+      fail(std::string("unsupported operand type(s) for ") + op + ": '" + a.type_name() + "' and '" + b.type_name() +
+               "'",
+           e.line, e.col);
+    return {};
+  }
+
+  Value repeat(const Value& seq, int64_t times) {
+    if (seq.is_string()) {
+      std::string s;
+      for (int64_t i = 0; i < times; ++i) s += seq.as_string();
+      return Value(std::move(s));
+    }
+    List items;
+    for (int64_t i = 0; i < times; ++i) items.insert(items.end(), seq.as_list().begin(), seq.as_list().end());
+    return seq.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+  }
+
+  Value eval_binary(const Expr& e, const Value& a, const Value& b) {
+    if (failed()) return {};
+    const std::string& op = e.name;
+    if (op == "~") {
+      std::string s;
+      a.append_str(s);
+      b.append_str(s);
+      return Value(std::move(s));
+    }
+    bool nums = a.is_number() && b.is_number();
+    bool floats = nums && (a.kind() == Value::Kind::Float || b.kind() == Value::Kind::Float);
+    if (op == "+") {
+      if (nums) {
+        if (floats) return Value(a.as_double() + b.as_double());
+        int64_t r;
+        if (!__builtin_add_overflow(a.as_int(), b.as_int(), &r)) return Value(r);
+        fail("integer overflow", e.line, e.col);
+        return {};
+      }
+      if (a.is_string() && b.is_string()) {
+        std::string s;
+        s.reserve(a.as_string().size() + b.as_string().size());
+        s += a.as_string();
+        s += b.as_string();
+        return Value(std::move(s));
+      }
+      if (a.is_sequence() && a.kind() == b.kind()) {
+        List items = a.as_list();
+        items.insert(items.end(), b.as_list().begin(), b.as_list().end());
+        return a.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+      }
+      return type_error("+", a, b, e);
+    }
+    if (op == "-") {
+      if (!nums) return type_error("-", a, b, e);
+      if (floats) return Value(a.as_double() - b.as_double());
+      int64_t r;
+      if (!__builtin_sub_overflow(a.as_int(), b.as_int(), &r)) return Value(r);
+      fail("integer overflow", e.line, e.col);
+      return {};
+    }
+    if (op == "*") {
+      if (nums) {
+        if (floats) return Value(a.as_double() * b.as_double());
+        int64_t r;
+        if (!__builtin_mul_overflow(a.as_int(), b.as_int(), &r)) return Value(r);
+        fail("integer overflow", e.line, e.col);
+        return {};
+      }
+      const Value* seq = (a.is_string() || a.is_sequence()) && b.is_int() ? &a
+                         : (b.is_string() || b.is_sequence()) && a.is_int() ? &b
+                                                                             : nullptr;
+      if (!seq) return type_error("*", a, b, e);
+      int64_t times = seq == &a ? b.as_int() : a.as_int();
+      int64_t unit = seq->is_string() ? static_cast<int64_t>(seq->as_string().size())
+                                      : static_cast<int64_t>(seq->as_list().size());
+      if (times > 0 && unit > 0 && times > (int64_t{1} << 24) / unit) {
+        fail("repetition result too large", e.line, e.col);
+        return {};
+      }
+      return repeat(*seq, times);
+    }
+    if (op == "/" || op == "//" || op == "%") {
+      if (!nums) {
+        if (op == "%" && a.is_string()) {
+          fail("unsupported: printf-style string formatting with '%'", e.line, e.col);
+          return {};
+        }
+        return type_error(op.c_str(), a, b, e);
+      }
+      if (floats ? b.as_double() == 0.0 : b.as_int() == 0) {
+        fail(op == "/" ? "division by zero" : op == "//" ? "integer division or modulo by zero" : "modulo by zero",
+             e.line, e.col);
+        return {};
+      }
+      if (op == "/") return Value(a.as_double() / b.as_double());
+      if (floats) {
+        double x = a.as_double(), y = b.as_double();
+        double m = std::fmod(x, y);
+        if (m != 0 && ((m < 0) != (y < 0))) m += y;
+        if (op == "%") return Value(m);
+        double div = (x - m) / y;  // CPython float_floor_div
+        double q = std::floor(div);
+        if (div - q > 0.5) q += 1.0;
+        return Value(q);
+      }
+      int64_t x = a.as_int(), y = b.as_int();
+      if (x == INT64_MIN && y == -1) {
+        fail("integer overflow", e.line, e.col);
+        return {};
+      }
+      int64_t q = x / y, m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) {
+        --q;
+        m += y;
+      }
+      return Value(op == "//" ? q : m);
+    }
+    if (op == "**") {
+      if (!nums) return type_error("**", a, b, e);
+      if (!floats && b.as_int() >= 0) {
+        int64_t base = a.as_int(), exp = b.as_int(), r = 1;
+        bool overflow = false;
+        while (exp > 0 && !overflow) {
+          if (exp & 1) overflow = __builtin_mul_overflow(r, base, &r);
+          exp >>= 1;
+          if (exp > 0 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+        }
+        if (!overflow) return Value(r);
+        fail("integer overflow", e.line, e.col);
+        return {};
+      }
+      return Value(std::pow(a.as_double(), b.as_double()));
+    }
+    fail("unsupported operator '" + op + "'", e.line, e.col);
+    return {};
+  }
+
+  const Value& context_;
+  Fault& fault_;
+  const Frame* root_ = nullptr;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+bool evaluate(const Body& root, const Value& context, std::string& out, Fault& fault) {
+  return Evaluator(context, fault).run(root, out);
+}
+
+}  // namespace reprox::tmpl
