@@ -1,0 +1,45 @@
+#include "engine/sampling/internal/logprobs.hpp"
+
+#include <limits>
+
+#include "engine/sampling/internal/deterministic_math_inl.hpp"
+
+namespace reprox::engine::internal {
+
+RawLogSoftmax raw_log_softmax(const double* x, int32_t n) {
+  double max_value = -std::numeric_limits<double>::infinity();
+  for (int32_t i = 0; i < n; ++i) {
+    if (x[i] > max_value) max_value = x[i];
+  }
+  if (max_value == -std::numeric_limits<double>::infinity()) return RawLogSoftmax{};
+  double sum = 0.0;
+  for (int32_t i = 0; i < n; ++i) sum += exp_inline(x[i] - max_value);
+  return RawLogSoftmax{true, max_value, log_inline(sum)};
+}
+
+float logprob_of(double x, const RawLogSoftmax& raw) {
+  const float value = static_cast<float>((x - raw.max_value) - raw.log_sum);
+  return value >= kLogprobFloor ? value : kLogprobFloor;  // also maps -inf and NaN
+}
+
+void select_top_logprobs(const double* x, int32_t n, const RawLogSoftmax& raw, int k,
+                         std::vector<TokenLogprob>* out) {
+  out->clear();
+  if (k <= 0) return;
+  const size_t limit = static_cast<size_t>(k);
+  // `out` stays sorted best first; ids arrive ascending, so an equal logprob
+  // never displaces an earlier (lower) id.
+  for (int32_t i = 0; i < n; ++i) {
+    const float logprob = logprob_of(x[i], raw);
+    if (out->size() == limit && !(logprob > out->back().logprob)) continue;
+    if (out->size() < limit) out->push_back(TokenLogprob{});
+    size_t slot = out->size() - 1;
+    while (slot > 0 && logprob > (*out)[slot - 1].logprob) {
+      (*out)[slot] = (*out)[slot - 1];
+      --slot;
+    }
+    (*out)[slot] = TokenLogprob{i, logprob};
+  }
+}
+
+}  // namespace reprox::engine::internal

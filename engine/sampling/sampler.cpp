@@ -1,0 +1,154 @@
+#include "engine/sampling/sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "engine/sampling/internal/deterministic_math_inl.hpp"
+#include "engine/sampling/internal/logprobs.hpp"
+#include "engine/sampling/internal/truncation.hpp"
+#include "engine/sampling/philox.hpp"
+
+namespace reprox::engine {
+namespace {
+
+constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+
+// Index of the largest value, ties to the lowest index; -1 if all are -inf.
+int32_t argmax_lowest_id(const double* x, int32_t size) {
+  int32_t best = -1;
+  double best_value = kMinusInfinity;
+  for (int32_t i = 0; i < size; ++i) {
+    if (x[i] > best_value) {
+      best_value = x[i];
+      best = i;
+    }
+  }
+  return best;
+}
+
+// Inverse CDF over weights visited in order: the first entry whose running sum
+// exceeds u * total, where total is the running sum over all entries (so the
+// walk ends exactly at it). If rounding made u * total == total, the last
+// entry with positive weight is taken.
+template <typename WeightAt>
+int32_t inverse_cdf(double u, int64_t count, const WeightAt& weight_at, double total) {
+  const double target = u * total;
+  double running = 0.0;
+  int64_t last_positive = -1;
+  for (int64_t j = 0; j < count; ++j) {
+    const double w = weight_at(j);
+    if (w > 0.0) last_positive = j;
+    running += w;
+    if (running > target) return static_cast<int32_t>(j);
+  }
+  return static_cast<int32_t>(last_positive);
+}
+
+}  // namespace
+
+Sampler::Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice)
+    : params_(std::move(params)),
+      vocab_size_(vocab_size),
+      choice_(choice),
+      track_counts_(params_.presence_penalty != 0.0 || params_.frequency_penalty != 0.0) {
+  if (track_counts_) counts_.assign(static_cast<size_t>(vocab_size_), 0u);
+}
+
+void Sampler::record(int32_t token) {
+  history_.push_back(token);
+  if (!track_counts_ || token < 0 || token >= vocab_size_) return;
+  if (counts_[static_cast<size_t>(token)]++ == 0) seen_ids_.push_back(token);
+}
+
+void Sampler::load_biased_logits(const float* logits, double* x) const {
+  for (int32_t i = 0; i < vocab_size_; ++i) {
+    const float value = logits[i];
+    x[i] = std::isfinite(value) ? static_cast<double>(value) : kMinusInfinity;
+  }
+  for (const auto& [id, bias] : params_.logit_bias) {
+    if (id >= 0 && id < vocab_size_) x[id] += bias;
+  }
+}
+
+void Sampler::apply_penalties(double* x) const {
+  for (const int32_t id : seen_ids_) {
+    const double count = static_cast<double>(counts_[static_cast<size_t>(id)]);
+    x[id] -= count * params_.frequency_penalty + params_.presence_penalty;
+  }
+}
+
+// x: (vocab_size) penalized logits, overwritten. Returns the token, -1 if none.
+int32_t Sampler::draw(double* x, SamplerScratch* scratch) const {
+  const double temperature = params_.temperature;
+  if (temperature < kGreedyTemperature) return argmax_lowest_id(x, vocab_size_);
+
+  double max_value = kMinusInfinity;
+  for (int32_t i = 0; i < vocab_size_; ++i) {
+    x[i] = x[i] / temperature;
+    if (x[i] > max_value) max_value = x[i];
+  }
+  if (max_value == kMinusInfinity) return -1;
+  const double u = sampling_uniform(params_.seed, choice_, step());
+
+  const bool top_k_active = params_.top_k > 0 && params_.top_k < vocab_size_;
+  if (top_k_active || params_.top_p < 1.0) {
+    scratch->candidates.resize(static_cast<size_t>(vocab_size_));
+    const internal::KeptPrefix kept =
+        top_k_active
+            ? internal::truncate_top_k_then_top_p(x, vocab_size_, params_.top_k, params_.top_p,
+                                                  scratch->candidates.data())
+            : internal::truncate_top_p(x, vocab_size_, max_value, params_.top_p,
+                                       scratch->candidates.data());
+    const SamplerScratch::Candidate* kept_candidates = scratch->candidates.data();
+    const int32_t index = inverse_cdf(
+        u, kept.size, [&](int64_t j) { return kept_candidates[j].weight; }, kept.total_weight);
+    return index < 0 ? -1 : kept_candidates[index].id;
+  }
+
+  double total = 0.0;
+  for (int32_t i = 0; i < vocab_size_; ++i) {
+    x[i] = internal::exp_inline(x[i] - max_value);
+    total += x[i];
+  }
+  return inverse_cdf(u, vocab_size_, [&](int64_t i) { return x[i]; }, total);
+}
+
+SampleStatus Sampler::sample(const float* logits, SampleResult* out, SamplerScratch* scratch) {
+  if (scratch == nullptr) {
+    if (!own_scratch_) own_scratch_ = std::make_unique<SamplerScratch>();
+    scratch = own_scratch_.get();
+  }
+  scratch->values.resize(static_cast<size_t>(vocab_size_));
+  double* x = scratch->values.data();
+  load_biased_logits(logits, x);
+
+  internal::RawLogSoftmax raw{};
+  out->top_logprobs.clear();
+  if (params_.logprobs) {
+    raw = internal::raw_log_softmax(x, vocab_size_);
+    if (!raw.valid) return SampleStatus::kNoFiniteLogit;
+    internal::select_top_logprobs(x, vocab_size_, raw, params_.top_logprobs, &out->top_logprobs);
+  }
+
+  apply_penalties(x);
+  const int32_t token = draw(x, scratch);
+  if (token < 0) return SampleStatus::kNoFiniteLogit;
+
+  out->token = token;
+  out->logprob = 0.0f;
+  if (params_.logprobs) {
+    // Recompute the token's biased logit exactly as load_biased_logits did.
+    const float value = logits[token];
+    double biased = std::isfinite(value) ? static_cast<double>(value) : kMinusInfinity;
+    for (const auto& [id, bias] : params_.logit_bias) {
+      if (id == token) biased += bias;
+    }
+    out->logprob = internal::logprob_of(biased, raw);
+  }
+  record(token);
+  return SampleStatus::kOk;
+}
+
+}  // namespace reprox::engine

@@ -1,0 +1,114 @@
+// Reproducible token sampler: one Sampler per choice of a request.
+//
+// A draw is a pure function of (the logits' bytes, SamplingParams, the tokens
+// this choice has produced so far, seed, choice index, step): randomness comes
+// only from Philox4x32-10 keyed by (seed, choice, step) (philox.hpp), and every
+// reduction (max, sum of exp, cumulative sums) runs sequentially in double
+// precision with det_exp/det_log (deterministic_math.hpp), so results are
+// bit-identical across machines, thread counts and batch neighbours.
+//
+// Pipeline for one step, on the first vocab_size logits:
+//   1. x = logits as double (NaN/inf count as -inf, i.e. impossible), then
+//      x[id] += bias for each logit_bias entry, in list order.
+//   2. logprobs (if requested) are taken HERE: the log-softmax of x over the
+//      whole vocabulary, i.e. the raw model distribution after logit_bias and
+//      BEFORE penalties, temperature, top-k and top-p (vLLM's default
+//      "raw logprobs"). Computed in double, returned as float, clamped below
+//      at -9999 (OpenAI's value for "impossible") so they stay finite JSON.
+//   3. Penalties (OpenAI): x[t] -= count[t] * frequency_penalty
+//      + (count[t] > 0) * presence_penalty, with count over this choice's
+//      completion tokens so far (prompt tokens do not count).
+//   4. temperature < kGreedyTemperature: argmax of x, ties to the lowest id.
+//   5. Otherwise x /= temperature; then, if truncation is active
+//      (0 < top_k < vocab_size, or top_p < 1):
+//        - top_k keeps the k largest x (ties to the lower id);
+//        - w = exp(x - max x) over the kept tokens, ordered by w descending
+//          then id ascending (a total order);
+//        - top_p keeps the shortest prefix of that order whose running sum of
+//          w reaches top_p * (sum of w over the top-k survivors, in that
+//          order); at least one token;
+//        - the draw walks the kept prefix in that order.
+//      Without truncation the draw walks all ids in ascending order.
+//   6. Inverse CDF: u = sampling_uniform(seed, choice, step) in [0, 1);
+//      pick the first token whose running sum of w exceeds u * (total w).
+//
+// Threading: a Sampler is used by one thread at a time. A SamplerScratch may be
+// shared by many Samplers of one thread (e.g. all choices on an engine thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/sampling/sampling_params.hpp"
+
+namespace reprox::engine {
+
+struct TokenLogprob {
+  int32_t id = 0;
+  float logprob = 0.0f;
+};
+
+struct SampleResult {
+  int32_t token = -1;
+  float logprob = 0.0f;  // of `token`; set only when params.logprobs
+  // The params.top_logprobs most likely tokens, by logprob descending then id
+  // ascending; empty unless params.logprobs.
+  std::vector<TokenLogprob> top_logprobs;
+};
+
+enum class SampleStatus {
+  kOk,
+  kNoFiniteLogit,  // every logit was NaN/inf; nothing can be sampled
+};
+
+// Working buffers for one sampling step (about 24 bytes per vocabulary entry,
+// grown on first use). Not shared between threads.
+class SamplerScratch {
+ public:
+  struct Candidate {
+    double weight;  // x before exp, then exp(x - max)
+    int32_t id;
+  };
+  std::vector<double> values;          // (vocab_size)
+  std::vector<Candidate> candidates;   // (vocab_size)
+};
+
+class Sampler {
+ public:
+  // `params` should have passed validate_sampling_params(params, vocab_size);
+  // out-of-range logit_bias ids are ignored. `choice` is the choice index
+  // (0..n-1) that keys the random stream.
+  Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice);
+
+  // Samples step `step()` from `logits` (vocab_size floats, read only), fills
+  // `*out` (its vectors are reused) and records the token. Uses `scratch` when
+  // given, else buffers owned by this Sampler. On an error nothing is recorded.
+  SampleStatus sample(const float* logits, SampleResult* out, SamplerScratch* scratch = nullptr);
+
+  // Records a completion token that was not drawn here (e.g. replaying a
+  // known prefix); advances step() exactly as sample() would.
+  void record(int32_t token);
+
+  uint64_t step() const { return history_.size(); }
+  const std::vector<int32_t>& history() const { return history_; }
+  const SamplingParams& params() const { return params_; }
+  int32_t vocab_size() const { return vocab_size_; }
+  uint32_t choice() const { return choice_; }
+
+ private:
+  void load_biased_logits(const float* logits, double* x) const;
+  void apply_penalties(double* x) const;
+  int32_t draw(double* x, SamplerScratch* scratch) const;
+
+  SamplingParams params_;
+  int32_t vocab_size_;
+  uint32_t choice_;
+  bool track_counts_;
+  std::vector<int32_t> history_;
+  std::vector<uint32_t> counts_;    // (vocab_size) when track_counts_
+  std::vector<int32_t> seen_ids_;   // distinct ids in history, first-seen order
+  std::unique_ptr<SamplerScratch> own_scratch_;
+};
+
+}  // namespace reprox::engine

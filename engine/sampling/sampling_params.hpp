@@ -1,0 +1,38 @@
+// Per-request sampling parameters (OpenAI Chat Completions semantics, plus
+// top_k as an extension) and their validation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace reprox::engine {
+
+struct SamplingParams {
+  double temperature = 1.0;  // 0 (below 1e-5 in practice) = greedy
+  double top_p = 1.0;        // nucleus mass in [0, 1]; 1 = off
+  int32_t top_k = 0;         // 0 = off
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
+  // (token id, bias) added to the raw logit, applied in list order.
+  std::vector<std::pair<int32_t, double>> logit_bias;
+  uint64_t seed = 0;
+  int n = 1;  // number of choices; the engine runs one Sampler per choice
+  bool logprobs = false;
+  int top_logprobs = 0;  // 0..20; needs logprobs
+};
+
+// Temperatures below this are greedy (as vLLM's _SAMPLING_EPS): dividing by
+// them could overflow.
+constexpr double kGreedyTemperature = 1e-5;
+constexpr int kMaxTopLogprobs = 20;
+
+// "" when `params` are valid for a vocabulary of `vocab_size` ids; otherwise
+// a message naming the offending field, fit for a 400 response:
+// temperature finite >= 0; top_p in [0, 1]; top_k >= 0; penalties in
+// [-2, 2]; logit_bias ids in [0, vocab_size) with biases in [-100, 100];
+// n in [1, 128]; top_logprobs in [0, 20] and only with logprobs.
+std::string validate_sampling_params(const SamplingParams& params, int32_t vocab_size);
+
+}  // namespace reprox::engine
