@@ -67,6 +67,7 @@ const SamePair kSame[] = {
      "{" U R"(,"tools":[{"function":{"parameters":{"properties":{},"type":"object"},"name":"f"},"type":"function"}]})"},
     {"tool_call_id on user message ignored", "{" U "}",
      R"({"messages":[{"role":"user","content":"hi","tool_call_id":"z"}]})"},
+    {"-0.0 vs 0 temperature", "{" U R"(,"temperature":-0.0})", "{" U R"(,"temperature":0})"},
     {"model as the default", "{" U "}", "{" U R"(,"model":"tiny"})"},
 };
 
