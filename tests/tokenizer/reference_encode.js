@@ -51,4 +51,5 @@ for (const s of lines) {
   const ids = Array.from(tok.encode(s));
   out.push(JSON.stringify({ ids, text: tok.decode(ids) }));
 }
+fs.mkdirSync(path.dirname(outPath), { recursive: true });
 fs.writeFileSync(outPath, out.join("\n") + "\n");
