@@ -79,21 +79,34 @@ void Sampler::apply_penalties(double* x) const {
   }
 }
 
-// x: (vocab_size) penalized logits, overwritten. Returns the token, -1 if none.
-int32_t Sampler::draw(double* x, SamplerScratch* scratch) const {
+// x: (vocab_size) penalized logits, overwritten. `raw` (may be null) holds
+// weights exp(x - max x) already computed for exactly these x (temperature 1,
+// no penalty applied). Returns the token, -1 if none.
+int32_t Sampler::draw(double* x, const internal::RawLogSoftmax* raw, SamplerScratch* scratch) const {
   const double temperature = params_.temperature;
   if (temperature < kGreedyTemperature) return argmax_lowest_id(x, vocab_size_);
 
+  const double u = sampling_uniform(params_.seed, choice_, step());
+  const bool top_k_active = params_.top_k > 0 && params_.top_k < vocab_size_;
+  const bool truncated = top_k_active || params_.top_p < 1.0;
+  if (raw != nullptr && !truncated) {
+    const double* weights = scratch->weights.data();
+    return inverse_cdf(u, vocab_size_, [&](int64_t i) { return weights[i]; }, raw->sum);
+  }
+
   double max_value = kMinusInfinity;
-  for (int32_t i = 0; i < vocab_size_; ++i) {
-    x[i] = x[i] / temperature;
-    if (x[i] > max_value) max_value = x[i];
+  if (temperature == 1.0) {
+    for (int32_t i = 0; i < vocab_size_; ++i) max_value = std::max(max_value, x[i]);
+  } else {
+    const double inverse_temperature = 1.0 / temperature;
+    for (int32_t i = 0; i < vocab_size_; ++i) {
+      x[i] *= inverse_temperature;
+      max_value = std::max(max_value, x[i]);
+    }
   }
   if (max_value == kMinusInfinity) return -1;
-  const double u = sampling_uniform(params_.seed, choice_, step());
 
-  const bool top_k_active = params_.top_k > 0 && params_.top_k < vocab_size_;
-  if (top_k_active || params_.top_p < 1.0) {
+  if (truncated) {
     scratch->candidates.resize(static_cast<size_t>(vocab_size_));
     const internal::KeptPrefix kept =
         top_k_active
@@ -126,14 +139,22 @@ SampleStatus Sampler::sample(const float* logits, SampleResult* out, SamplerScra
 
   internal::RawLogSoftmax raw{};
   out->top_logprobs.clear();
+  // With temperature 1 and no penalty in effect the sampling weights are the
+  // raw weights: compute them once.
+  const bool share_weights = params_.logprobs && params_.temperature == 1.0 && seen_ids_.empty();
   if (params_.logprobs) {
-    raw = internal::raw_log_softmax(x, vocab_size_);
+    double* weights = nullptr;
+    if (share_weights) {
+      scratch->weights.resize(static_cast<size_t>(vocab_size_));
+      weights = scratch->weights.data();
+    }
+    raw = internal::raw_log_softmax(x, vocab_size_, weights);
     if (!raw.valid) return SampleStatus::kNoFiniteLogit;
     internal::select_top_logprobs(x, vocab_size_, raw, params_.top_logprobs, &out->top_logprobs);
   }
 
   apply_penalties(x);
-  const int32_t token = draw(x, scratch);
+  const int32_t token = draw(x, share_weights ? &raw : nullptr, scratch);
   if (token < 0) return SampleStatus::kNoFiniteLogit;
 
   out->token = token;

@@ -19,7 +19,7 @@
 //      + (count[t] > 0) * presence_penalty, with count over this choice's
 //      completion tokens so far (prompt tokens do not count).
 //   4. temperature < kGreedyTemperature: argmax of x, ties to the lowest id.
-//   5. Otherwise x /= temperature; then, if truncation is active
+//   5. Otherwise x *= (1 / temperature) (skipped at exactly 1); then, if truncation is active
 //      (0 < top_k < vocab_size, or top_p < 1):
 //        - top_k keeps the k largest x (ties to the lower id);
 //        - w = exp(x - max x) over the kept tokens, ordered by w descending
@@ -44,6 +44,10 @@
 
 namespace reprox::engine {
 
+namespace internal {
+struct RawLogSoftmax;
+}
+
 struct TokenLogprob {
   int32_t id = 0;
   float logprob = 0.0f;
@@ -62,7 +66,7 @@ enum class SampleStatus {
   kNoFiniteLogit,  // every logit was NaN/inf; nothing can be sampled
 };
 
-// Working buffers for one sampling step (about 24 bytes per vocabulary entry,
+// Working buffers for one sampling step (up to 32 bytes per vocabulary entry,
 // grown on first use). Not shared between threads.
 class SamplerScratch {
  public:
@@ -71,6 +75,7 @@ class SamplerScratch {
     int32_t id;
   };
   std::vector<double> values;          // (vocab_size)
+  std::vector<double> weights;         // (vocab_size) when logprobs share the softmax
   std::vector<Candidate> candidates;   // (vocab_size)
 };
 
@@ -99,7 +104,7 @@ class Sampler {
  private:
   void load_biased_logits(const float* logits, double* x) const;
   void apply_penalties(double* x) const;
-  int32_t draw(double* x, SamplerScratch* scratch) const;
+  int32_t draw(double* x, const internal::RawLogSoftmax* raw, SamplerScratch* scratch) const;
 
   SamplingParams params_;
   int32_t vocab_size_;

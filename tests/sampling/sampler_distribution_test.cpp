@@ -121,7 +121,7 @@ TEST(SamplerDistribution, TopPReachesIntoTheLowWeightTail) {
   params.seed = 3;
   Sampler sampler(params, 5001, 0);
   SampleResult result;
-  constexpr int kDraws = 20000;
+  constexpr int kDraws = 8000;
   int strong = 0;
   int32_t highest_drawn = 0;
   for (int i = 0; i < kDraws; ++i) {

@@ -6,15 +6,19 @@
 
 namespace reprox::engine::internal {
 
-RawLogSoftmax raw_log_softmax(const double* x, int32_t n) {
+RawLogSoftmax raw_log_softmax(const double* x, int32_t n, double* weights) {
   double max_value = -std::numeric_limits<double>::infinity();
   for (int32_t i = 0; i < n; ++i) {
     if (x[i] > max_value) max_value = x[i];
   }
   if (max_value == -std::numeric_limits<double>::infinity()) return RawLogSoftmax{};
   double sum = 0.0;
-  for (int32_t i = 0; i < n; ++i) sum += exp_inline(x[i] - max_value);
-  return RawLogSoftmax{true, max_value, log_inline(sum)};
+  if (weights != nullptr) {
+    for (int32_t i = 0; i < n; ++i) sum += weights[i] = exp_inline(x[i] - max_value);
+  } else {
+    for (int32_t i = 0; i < n; ++i) sum += exp_inline(x[i] - max_value);
+  }
+  return RawLogSoftmax{true, max_value, sum, log_inline(sum)};
 }
 
 float logprob_of(double x, const RawLogSoftmax& raw) {

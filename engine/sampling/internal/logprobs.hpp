@@ -17,11 +17,14 @@ constexpr float kLogprobFloor = -9999.0f;
 struct RawLogSoftmax {
   bool valid = false;       // false when no entry is finite
   double max_value = 0.0;   // max of x
-  double log_sum = 0.0;     // log(sum_i exp(x_i - max)), summed in id order
+  double sum = 0.0;         // sum_i exp(x_i - max), in id order
+  double log_sum = 0.0;     // log(sum)
 };
 
-// x: (n) biased logits, -inf = impossible.
-RawLogSoftmax raw_log_softmax(const double* x, int32_t n);
+// x: (n) biased logits, -inf = impossible. weights: (n) or null; receives
+// exp(x_i - max) when given (the sampler reuses them when temperature is 1
+// and no penalty applies).
+RawLogSoftmax raw_log_softmax(const double* x, int32_t n, double* weights);
 
 // float((x - max) - log_sum), clamped below at kLogprobFloor.
 float logprob_of(double x, const RawLogSoftmax& raw);

@@ -15,7 +15,7 @@ inline bool ranks_before(const Candidate& a, const Candidate& b) {
 }
 
 // Below this many kept tokens a bounded heap beats nth_element.
-constexpr int32_t kHeapSelectLimit = 1024;
+constexpr int32_t kHeapSelectLimit = 8192;
 
 // Weights below this (relative to the top token's 1.0) form the second tier of
 // the top-p search; they are ranked only if the first tier does not reach the
