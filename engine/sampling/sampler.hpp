@@ -25,8 +25,9 @@
 //        - w = exp(x - max x) over the kept tokens, ordered by w descending
 //          then id ascending (a total order);
 //        - top_p keeps the shortest prefix of that order whose running sum of
-//          w reaches top_p * (sum of w over the top-k survivors, in that
-//          order); at least one token;
+//          w reaches top_p * W, W = sum of w over the top-k survivors in that
+//          order (without top_k: over all tokens in ascending id order); at
+//          least one token;
 //        - the draw walks the kept prefix in that order.
 //      Without truncation the draw walks all ids in ascending order.
 //   6. Inverse CDF: u = sampling_uniform(seed, choice, step) in [0, 1);
