@@ -36,6 +36,7 @@ struct Usage {
 struct Generation {
   std::string model;               // model id to report
   std::string system_fingerprint;  // "fp_" + 16 hex, or what the upstream said
+  std::string ns;                  // cache namespace it was stored under (for purge)
   uint32_t n_choices = 1;
   std::vector<GenEvent> events;  // in stream order, choices interleaved
   Usage usage;

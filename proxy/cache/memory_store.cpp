@@ -62,6 +62,20 @@ uint64_t MemoryStore::clear() {
   return n;
 }
 
+uint64_t MemoryStore::purge_if(const std::function<bool(const Generation&)>& match) {
+  std::lock_guard lock(mutex_);
+  uint64_t n = 0;
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    auto next = std::next(it);
+    if (match(*it->entry.generation)) {
+      remove_locked(it);
+      ++n;
+    }
+    it = next;
+  }
+  return n;
+}
+
 MemoryStoreStats MemoryStore::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;

@@ -37,6 +37,8 @@ class MemoryStore final : public CacheStore {
   void insert(const std::string& key, std::shared_ptr<const Generation> generation,
               std::chrono::seconds ttl, int64_t now_ms);
   MemoryStoreStats stats() const;
+  // Removes the entries whose generation matches; returns how many.
+  uint64_t purge_if(const std::function<bool(const Generation&)>& match);
 
  private:
   struct Node {

@@ -6,11 +6,12 @@
 
 namespace reprox {
 
-Flight::Flight(std::string key, std::string model, uint32_t n_choices, SingleFlight* registry,
+Flight::Flight(std::string key, std::string model, std::string ns, uint32_t n_choices, SingleFlight* registry,
                CompleteFn on_complete)
     : key_(std::move(key)), registry_(registry), on_complete_(std::move(on_complete)),
       gen_(std::make_shared<Generation>()) {
   gen_->model = std::move(model);
+  gen_->ns = std::move(ns);
   gen_->n_choices = n_choices;
 }
 

@@ -36,7 +36,8 @@ class Flight final : public GenerationSink, public std::enable_shared_from_this<
   using Notify = std::function<void()>;  // may be called on any thread
   using CompleteFn = std::function<void(std::shared_ptr<const Generation>)>;
 
-  Flight(std::string key, std::string model, uint32_t n_choices, SingleFlight* registry, CompleteFn on_complete);
+  Flight(std::string key, std::string model, std::string ns, uint32_t n_choices, SingleFlight* registry,
+         CompleteFn on_complete);
   ~Flight() override;
 
   // Readers. subscribe() returns a reader id; the notice fires after every

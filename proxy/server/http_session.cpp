@@ -190,6 +190,7 @@ void HttpSession::stream(http::response<http::empty_body>&& head, std::shared_pt
     self->head_sr_ = std::make_unique<http::response_serializer<http::empty_body>>(*self->head_);
     self->source_ = std::move(source);
     self->stream_done_ = false;
+    self->source_drained_ = false;
     self->stream_.expires_after(self->options_.write_timeout);
     http::async_write_header(self->stream_, *self->head_sr_,
                              [self](beast::error_code ec, size_t) { self->on_stream_head(ec); });
@@ -213,27 +214,25 @@ void HttpSession::on_stream_head(beast::error_code ec) {
 }
 
 void HttpSession::pump() {
-  if (closed_ || !source_ || chunk_writing_ || stream_done_) return;
+  if (closed_ || chunk_writing_ || stream_done_) return;
+  auto self = shared_from_this();
+  if (source_drained_) {  // the body is complete: send the terminating chunk
+    chunk_writing_ = true;
+    stream_.expires_after(options_.write_timeout);
+    net::async_write(stream_, http::make_chunk_last(), [self](beast::error_code ec, size_t) { self->on_chunk(ec, true); });
+    return;
+  }
+  if (!source_) return;
   chunk_.clear();
-  bool last = source_->pull(chunk_) == StreamSource::Status::done;
-  if (chunk_.empty() && !last) return;  // wait for the next wake
+  source_drained_ = source_->pull(chunk_) == StreamSource::Status::done;
+  if (chunk_.empty()) {
+    if (source_drained_) pump();
+    return;  // else wait for the next wake
+  }
   chunk_writing_ = true;
   stream_.expires_after(options_.write_timeout);
-  auto self = shared_from_this();
-  if (chunk_.empty()) {
-    net::async_write(stream_, http::make_chunk_last(), [self](beast::error_code ec, size_t) { self->on_chunk(ec, true); });
-  } else if (last) {
-    // The last data chunk and the terminating chunk in one write.
-    auto bufs = std::make_shared<std::pair<http::chunk_body<net::const_buffer>, http::chunk_last<>>>(
-        http::make_chunk(net::buffer(chunk_)), http::make_chunk_last());
-    net::async_write(stream_, bufs->first, [self, bufs](beast::error_code ec, size_t) {
-      if (ec) return self->on_chunk(ec, true);
-      net::async_write(self->stream_, bufs->second, [self, bufs](beast::error_code ec2, size_t) { self->on_chunk(ec2, true); });
-    });
-  } else {
-    net::async_write(stream_, http::make_chunk(net::buffer(chunk_)),
-                     [self](beast::error_code ec, size_t) { self->on_chunk(ec, false); });
-  }
+  net::async_write(stream_, http::make_chunk(net::const_buffer(chunk_.data(), chunk_.size())),
+                   [self](beast::error_code ec, size_t) { self->on_chunk(ec, false); });
 }
 
 void HttpSession::on_chunk(beast::error_code ec, bool last) {

@@ -76,6 +76,7 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   std::string chunk_;
   bool chunk_writing_ = false;
   bool stream_done_ = false;
+  bool source_drained_ = false;  // the source returned done; the last chunk is next
   std::atomic<bool> wake_pending_{false};
   std::function<void()> gone_;
   bool watching_ = false;

@@ -1,0 +1,50 @@
+// reprox's settings: defaults, then the TOML file, then command-line flags.
+// Loaded once at start-up; exceptions (std::runtime_error) name the bad key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace reprox {
+
+struct Config {
+  // [server]
+  std::string listen = "127.0.0.1:8080";
+  int threads = 2;
+  uint64_t header_limit = 8 * 1024;
+  uint64_t body_limit = 1024 * 1024;
+  int64_t read_timeout_ms = 30000;
+  int64_t write_timeout_ms = 30000;
+  uint64_t max_connections = 10000;
+  int64_t drain_timeout_ms = 30000;
+  // [proxy]
+  uint64_t default_seed = 42;
+  std::string admin_token;
+  bool shared_cache = false;  // one cache across bearer tokens
+  // [cache]
+  uint64_t cache_bytes = 256ull << 20;
+  int64_t cache_ttl = 3600;
+  std::string redis;  // redis://... or unix://...; empty: memory only
+  // [engine]
+  std::string model;  // empty: the embedded tiny model
+  int engine_threads = 1;
+  std::string device = "cpu";
+  uint64_t kv_budget = 512ull << 20;
+  int64_t default_max_tokens = 256;
+  // [upstream]
+  std::string upstream;  // empty: generate with the engine
+  std::string upstream_api_key;
+  int64_t upstream_connect_timeout_ms = 5000;
+  int64_t upstream_first_byte_timeout_ms = 60000;
+  int64_t upstream_idle_timeout_ms = 60000;
+  int64_t upstream_default_max_tokens = 4096;
+};
+
+// Applies the TOML file at `path` over `config`. Unknown keys are an error,
+// so a typo never silently falls back to a default.
+void load_config_file(const std::string& path, Config& config);
+
+// Splits "HOST:PORT" ("[v6]:PORT" too); throws on a malformed value.
+void split_listen(const std::string& listen, std::string& host, unsigned short& port);
+
+}  // namespace reprox

@@ -1,0 +1,51 @@
+// What request handlers share: configuration and the long-lived parts.
+// Everything here outlives the server's io_context threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "proxy/backend/backend.hpp"
+#include "proxy/cache/cache_store.hpp"
+#include "proxy/cache/memory_store.hpp"
+#include "proxy/cache/single_flight.hpp"
+#include "proxy/metrics/metrics.hpp"
+#include "proxy/server/http_types.hpp"
+
+namespace reprox {
+
+struct AppOptions {
+  uint64_t default_seed = 42;
+  bool shared_cache = false;  // true: one cache across bearer tokens (tenant "")
+  std::string admin_token;    // empty: admin endpoints refused
+  std::chrono::seconds cache_ttl{3600};
+};
+
+// Engine text endpoints (/tokenize, /detokenize, /apply-template): returns
+// the status and JSON body. Implemented by the local engine backend.
+class TextEndpoints {
+ public:
+  virtual ~TextEndpoints() = default;
+  virtual std::pair<int, std::string> call(const std::string& path, const std::string& body) = 0;
+};
+
+// Forwards a request unchanged to the upstream (other paths).
+using ForwardFn = std::function<void(Request&&, std::function<void(Response&&)>)>;
+
+struct AppContext {
+  AppOptions options;
+  Backend* backend = nullptr;
+  CacheStore* store = nullptr;          // the tier chain the chat path uses
+  MemoryStore* memory = nullptr;        // for stats and purge
+  Metrics* metrics = nullptr;
+  SingleFlight flights;
+  TextEndpoints* text = nullptr;        // null with an upstream
+  ForwardFn forward;                    // empty without an upstream
+  std::function<bool()> draining;       // healthz 503 while draining
+  std::function<std::string()> health_detail;  // "ok" | "degraded"
+};
+
+}  // namespace reprox

@@ -1,0 +1,270 @@
+#include "proxy/app/chat_handler.hpp"
+
+#include <chrono>
+
+#include "policies/cache_policy.hpp"
+#include "policies/canonical_key.hpp"
+#include "policies/tenant.hpp"
+#include "proxy/api/cache_control.hpp"
+#include "proxy/api/chat_request_parser.hpp"
+#include "proxy/api/chat_response.hpp"
+#include "proxy/app/http_util.hpp"
+
+namespace reprox {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+
+
+void add_key_headers(http::fields& h, const ChatContext& c, const char* cache) {
+  h.set("x-reprox-cache", cache);
+  h.set("x-reprox-key", c.key.key);
+  h.set("x-reprox-seed", std::to_string(c.key.seed));
+}
+
+void answer_from_generation(ChatContext& c, const Generation& gen, const char* cache, int64_t age_seconds) {
+  auto meta = api::fresh_meta(gen.model, gen.system_fingerprint);
+  if (c.request.stream) {
+    http::response<http::string_body> res{http::status::ok, 11};
+    res.set(http::field::content_type, "text/event-stream");
+    res.set(http::field::cache_control, "no-cache");
+    add_key_headers(res.base(), c, cache);
+    if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
+    res.body() = api::render_stream(meta, gen, c.request.include_usage);
+    c.responder->respond(std::move(res));
+  } else {
+    Response res{http::status::ok, 11};
+    res.set(http::field::content_type, "application/json");
+    add_key_headers(res.base(), c, cache);
+    if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
+    res.body() = api::render_completion(meta, gen);
+    c.responder->respond(std::move(res));
+  }
+  c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());
+}
+
+// Follows a Flight for one client. Lives on the session's strand: every
+// notice from the flight is posted there. For a stream it is also the
+// session's StreamSource once the first event (or the end) is known, so a
+// generation that fails before its first token still gets a proper status.
+class FlightReader final : public StreamSource, public std::enable_shared_from_this<FlightReader> {
+ public:
+  FlightReader(std::shared_ptr<ChatContext> c, std::shared_ptr<Flight> flight, const char* cache)
+      : c_(std::move(c)), flight_(std::move(flight)), cache_(cache),
+        renderer_(api::fresh_meta(c_->model_id, c_->fingerprint), c_->request.n > 0 ? uint32_t(c_->request.n) : 1) {}
+
+  void begin() {
+    std::weak_ptr<FlightReader> weak = shared_from_this();
+    auto exec = c_->responder->executor();
+    reader_ = flight_->subscribe([weak, exec] {
+      auto self = weak.lock();
+      if (!self || self->notice_pending_.exchange(true)) return;
+      net::post(exec, [self] {
+        self->notice_pending_ = false;
+        self->on_notice();
+      });
+    });
+    c_->responder->on_disconnect([self = shared_from_this()] { self->abort(); });
+    net::post(c_->responder->executor(), [self = shared_from_this()] { self->on_notice(); });
+  }
+
+  // StreamSource
+  void start(std::function<void()> wake) override { wake_ = std::move(wake); }
+  Status pull(std::string& out) override {
+    events_.clear();
+    auto r = flight_->read(next_, events_);
+    next_ = r.next;
+    for (const auto& e : events_) renderer_.render(out, e);
+    if (r.state == FlightState::running) return Status::more;
+    finish_stream(out, r.state);
+    return Status::done;
+  }
+  void abort() override { leave(); }
+
+ private:
+  void on_notice() {
+    if (left_) return;
+    if (streaming_) {
+      if (wake_) wake_();
+      return;
+    }
+    std::vector<GenEvent> probe;
+    auto r = flight_->read(next_, probe);
+    if (r.state == FlightState::failed && r.next == 0) return fail(flight_->error());
+    if (r.state == FlightState::cancelled) return fail(api::ApiError{503, "the generation was cancelled", "server_error", "", "cancelled"});
+    if (c_->request.stream) {
+      if (r.next == 0 && r.state == FlightState::running) return;  // wait for the first event
+      streaming_ = true;
+      http::response<http::empty_body> head{http::status::ok, 11};
+      head.set(http::field::content_type, "text/event-stream");
+      head.set(http::field::cache_control, "no-cache");
+      add_key_headers(head.base(), *c_, cache_);
+      c_->responder->stream(std::move(head), shared_from_this());
+      return;
+    }
+    if (r.state == FlightState::complete) {
+      auto result = flight_->result();
+      leave();
+      answer_from_generation(*c_, *result, cache_, -1);
+    } else if (r.state == FlightState::failed) {
+      fail(flight_->error());
+    }
+  }
+
+  void finish_stream(std::string& out, FlightState state) {
+    if (state == FlightState::complete) {
+      if (c_->request.include_usage) {
+        auto result = flight_->result();
+        api::render_usage_chunk(out, renderer_.meta(), result->usage);
+      }
+      out += api::kDoneEvent;
+    } else {
+      auto err = state == FlightState::failed ? flight_->error()
+                                               : api::ApiError{503, "the generation was cancelled", "server_error", "", "cancelled"};
+      api::render_error_event(out, err.to_json());
+    }
+    c_->app.metrics->request_duration(cache_, std::chrono::duration<double>(Clock::now() - c_->started).count());
+    leave();
+  }
+
+  void fail(const api::ApiError& err) {
+    leave();
+    respond_error(*c_->responder, err);
+  }
+
+  void leave() {
+    if (left_) return;
+    left_ = true;
+    flight_->unsubscribe(reader_);
+  }
+
+  std::shared_ptr<ChatContext> c_;
+  std::shared_ptr<Flight> flight_;
+  const char* cache_;
+  api::ChunkRenderer renderer_;
+  uint64_t reader_ = 0;
+  size_t next_ = 0;
+  std::vector<GenEvent> events_;
+  std::atomic<bool> notice_pending_{false};
+  bool streaming_ = false;
+  bool left_ = false;
+  std::function<void()> wake_;
+};
+
+// Starts the backend for a flight this request leads.
+void start_generation(const std::shared_ptr<ChatContext>& c, const std::shared_ptr<Flight>& flight) {
+  auto breq = std::make_shared<BackendRequest>();
+  breq->chat = c->request;
+  breq->model_id = c->model_id;
+  breq->seed = c->key.seed;
+  breq->max_tokens = policy::effective_max_tokens(c->request, c->app.backend->default_max_tokens(c->model_id));
+  breq->tenant = c->tenant;
+  api::ApiError err;
+  auto handle = c->app.backend->generate(std::move(breq), flight, &err);
+  if (!handle) {
+    flight->on_error(err);
+    return;
+  }
+  flight->attach(std::move(handle));
+}
+
+void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
+  AppContext& app = c->app;
+  const bool writable = c->cacheability.writable;
+  const auto ttl = std::chrono::seconds(c->request.cache.ttl_seconds.value_or(app.options.cache_ttl.count()));
+  uint32_t n = static_cast<uint32_t>(c->request.n);
+  Metrics* metrics = app.metrics;
+  CacheStore* store = app.store;
+  std::string key = c->key.key;
+  std::string ns = c->request.cache.ns.value_or("");
+  auto make = [&] {
+    return std::make_shared<Flight>(key, c->model_id, ns, n, &app.flights,
+                                    [=](std::shared_ptr<const Generation> gen) {
+                                      metrics->tokens(gen->usage.prompt_tokens, gen->usage.completion_tokens,
+                                                      gen->usage.cached_tokens);
+                                      if (writable && store) store->put(key, gen, ttl);
+                                    });
+  };
+  std::shared_ptr<Flight> flight;
+  bool leader = true;
+  if (coalesce) {
+    auto joined = app.flights.join(key, make);
+    flight = joined.flight;
+    leader = joined.leader;
+  } else {
+    SingleFlight* unregistered = &app.flights;  // removal of an unknown key is a no-op
+    flight = std::make_shared<Flight>(key + ":bypass", c->model_id, ns, n, unregistered, nullptr);
+  }
+  const char* cache = !coalesce ? "bypass" : leader ? "miss" : "coalesced";
+  app.metrics->lookup(cache);
+  auto reader = std::make_shared<FlightReader>(c, flight, cache);
+  reader->begin();  // subscribe before the backend starts, so nothing is missed
+  if (leader) start_generation(c, flight);
+}
+
+}  // namespace
+
+std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out) {
+  auto parsed = api::parse_chat_request(request.body());
+  if (!parsed) return parsed.error;
+  out.request = std::move(*parsed.request);
+
+  auto model = app.backend->resolve_model(out.request.model);
+  if (!model)
+    return api::ApiError{404, "The model '" + out.request.model + "' does not exist", "invalid_request_error",
+                         "model", "model_not_found"};
+  out.model_id = *model;
+  if (auto unsupported = app.backend->check_supported(out.request)) return unsupported;
+  out.fingerprint = app.backend->fingerprint(out.model_id);
+
+  // Cache directives: body object, Cache-Control and x-reprox-namespace.
+  auto header_dirs = api::parse_cache_control(std::string(request[http::field::cache_control]));
+  std::optional<std::string_view> ns_header;
+  if (auto it = request.find("x-reprox-namespace"); it != request.end()) ns_header = it->value();
+  out.request.cache = api::merge_cache_directives(out.request.cache, header_dirs, ns_header);
+  out.cacheability = policy::cacheability(out.request.cache);
+
+  policy::KeyContext kc;
+  kc.model_id = out.model_id;
+  kc.fingerprint = out.fingerprint;
+  out.tenant = app.options.shared_cache ? "" : policy::tenant_of(std::string(request[http::field::authorization]));
+  kc.tenant = out.tenant;
+  kc.ns = out.request.cache.ns.value_or("");
+  kc.default_seed = app.options.default_seed;
+  kc.effective_max_tokens = policy::effective_max_tokens(out.request, app.backend->default_max_tokens(out.model_id));
+  out.key = policy::make_key(out.request, kc);
+  return std::nullopt;
+}
+
+void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> responder) {
+  auto c = std::make_shared<ChatContext>(app, responder);
+  if (auto err = prepare_chat(app, request, *c)) return respond_error(*responder, *err);
+  if (c->key.seed_injected) app.metrics->seed_injected();
+
+  if (!c->cacheability.readable && !c->cacheability.writable) return generate_and_answer(c, false);
+  if (!c->cacheability.readable) return generate_and_answer(c, true);
+
+  app.store->get(c->key.key, [c](Lookup lookup) {
+    net::dispatch(c->responder->executor(), [c, lookup = std::move(lookup)]() mutable {
+      AppContext& app = c->app;
+      if (lookup.status == LookupStatus::hit) {
+        int64_t age = std::max<int64_t>(0, (now_unix_ms() - lookup.entry.stored_unix_ms) / 1000);
+        const auto& max_age = c->request.cache.max_age_seconds;
+        if (!max_age || age <= *max_age) {
+          app.metrics->lookup("hit");
+          return answer_from_generation(*c, *lookup.entry.generation, "hit", age);
+        }
+      }
+      if (c->request.cache.only_if_cached) {
+        app.metrics->lookup("miss");
+        return respond_error(*c->responder, api::ApiError{504, "no cached answer for this request (only-if-cached)",
+                                                          "invalid_request_error", "", "cache_miss"});
+      }
+      generate_and_answer(c, true);
+    });
+  });
+}
+
+}  // namespace reprox

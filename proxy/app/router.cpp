@@ -1,0 +1,175 @@
+#include "proxy/app/router.hpp"
+
+#include "policies/explain.hpp"
+#include "proxy/app/chat_handler.hpp"
+#include "proxy/app/http_util.hpp"
+#include "proxy/json/json.hpp"
+
+namespace reprox {
+
+namespace {
+
+// Records the status of whatever answer goes out, then passes it on.
+class CountingResponder final : public Responder {
+ public:
+  CountingResponder(std::shared_ptr<Responder> inner, Metrics& metrics, std::string endpoint)
+      : inner_(std::move(inner)), metrics_(metrics), endpoint_(std::move(endpoint)) {}
+  void respond(Response&& response) override {
+    metrics_.request(endpoint_, response.result_int());
+    inner_->respond(std::move(response));
+  }
+  void stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) override {
+    metrics_.request(endpoint_, head.result_int());
+    inner_->stream(std::move(head), std::move(source));
+  }
+  void on_disconnect(std::function<void()> gone) override { inner_->on_disconnect(std::move(gone)); }
+  net::any_io_executor executor() override { return inner_->executor(); }
+
+ private:
+  std::shared_ptr<Responder> inner_;
+  Metrics& metrics_;
+  std::string endpoint_;
+};
+
+api::ApiError method_not_allowed(std::string_view method) {
+  return api::ApiError{405, "method " + std::string(method) + " is not allowed here", "invalid_request_error", "", ""};
+}
+
+api::ApiError not_found(std::string_view path) {
+  return api::ApiError{404, "no endpoint " + std::string(path), "invalid_request_error", "", "not_found"};
+}
+
+void handle_models(AppContext& app, Responder& r) {
+  std::string out = "{\"object\":\"list\",\"data\":[";
+  bool first = true;
+  for (const auto& m : app.backend->models()) {
+    if (!first) out.push_back(',');
+    first = false;
+    out += "{\"id\":";
+    json::write_string(out, m.id);
+    out += ",\"object\":\"model\",\"created\":";
+    json::write_int(out, m.created);
+    out += ",\"owned_by\":";
+    json::write_string(out, m.owned_by);
+    out += "}";
+  }
+  out += "]}";
+  r.respond(json_response(200, std::move(out)));
+}
+
+void handle_health(AppContext& app, Responder& r) {
+  if (app.draining && app.draining()) return r.respond(json_response(503, R"({"status":"draining"})"));
+  if (!app.backend->ready()) return r.respond(json_response(503, R"({"status":"loading"})"));
+  std::string status = app.health_detail ? app.health_detail() : "ok";
+  std::string body = "{\"status\":";
+  json::write_string(body, status);
+  body += "}";
+  r.respond(json_response(200, std::move(body)));
+}
+
+void handle_metrics(AppContext& app, Responder& r) {
+  if (app.memory) {
+    auto s = app.memory->stats();
+    app.metrics->tier_state("memory", double(s.entries), double(s.bytes), double(s.evictions));
+  }
+  Response res{http::status::ok, 11};
+  res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  res.body() = app.metrics->render();
+  r.respond(std::move(res));
+}
+
+void handle_explain(AppContext& app, const Request& req, Responder& r) {
+  PreparedChat prepared;
+  if (auto err = prepare_chat(app, req, prepared)) return respond_error(r, *err);
+  r.respond(json_response(200, policy::explain_json(prepared.key, prepared.cacheability)));
+}
+
+bool admin_authorized(const AppContext& app, const Request& req) {
+  if (app.options.admin_token.empty()) return false;
+  auto auth = req[http::field::authorization];
+  std::string expected = "Bearer " + app.options.admin_token;
+  // Constant-time compare: do not leak the token's prefix through timing.
+  if (auth.size() != expected.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < auth.size(); ++i) diff |= static_cast<unsigned char>(auth[i] ^ expected[i]);
+  return diff == 0;
+}
+
+void handle_purge(AppContext& app, const Request& req, Responder& r) {
+  if (app.options.admin_token.empty())
+    return respond_error(r, api::ApiError{403, "purge is disabled: no admin token is configured", "permission_error", "", ""});
+  if (!admin_authorized(app, req))
+    return respond_error(r, api::ApiError{401, "a valid admin bearer token is required", "authentication_error", "", "invalid_api_key"});
+  json::Value body;
+  if (auto err = json::parse(req.body(), body); err || !body.is_object())
+    return respond_error(r, api::ApiError::invalid("", "the body must be a JSON object with model, namespace or all"));
+  uint64_t purged = 0;
+  const json::Value* all = body.find("all");
+  const json::Value* model = body.find("model");
+  const json::Value* ns = body.find("namespace");
+  if (all && all->is_bool() && all->as_bool()) {
+    purged = app.store->clear();
+  } else if (model && model->is_string()) {
+    std::string m = model->as_string();
+    purged = app.memory ? app.memory->purge_if([&](const Generation& g) { return g.model == m; }) : 0;
+  } else if (ns && ns->is_string()) {
+    std::string n = ns->as_string();
+    purged = app.memory ? app.memory->purge_if([&](const Generation& g) { return g.ns == n; }) : 0;
+  } else {
+    return respond_error(r, api::ApiError::invalid("", "give one of {\"model\": ID}, {\"namespace\": NAME} or {\"all\": true}"));
+  }
+  app.metrics->invalidations(double(purged));
+  r.respond(json_response(200, "{\"purged\":" + std::to_string(purged) + "}"));
+}
+
+}  // namespace
+
+void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
+  std::string_view target = request.target();
+  std::string_view path = target.substr(0, target.find('?'));
+  const auto method = request.method();
+
+  struct Route {
+    const char* path;
+    http::verb method;
+  };
+  static const Route routes[] = {
+      {"/v1/chat/completions", http::verb::post}, {"/v1/models", http::verb::get},
+      {"/healthz", http::verb::get},              {"/metrics", http::verb::get},
+      {"/reprox/v1/explain", http::verb::post},   {"/reprox/v1/purge", http::verb::post},
+      {"/tokenize", http::verb::post},            {"/detokenize", http::verb::post},
+      {"/apply-template", http::verb::post},
+  };
+  const Route* route = nullptr;
+  for (const auto& r : routes)
+    if (path == r.path) route = &r;
+
+  auto r = std::make_shared<CountingResponder>(std::move(responder), *app_.metrics, route ? route->path : "other");
+  if (!route) {
+    if (app_.forward) {
+      app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
+      return;
+    }
+    return respond_error(*r, not_found(path));
+  }
+  if (method != route->method) return respond_error(*r, method_not_allowed(request.method_string()));
+
+  if (path == "/v1/chat/completions") return handle_chat(app_, std::move(request), r);
+  if (path == "/v1/models") return handle_models(app_, *r);
+  if (path == "/healthz") return handle_health(app_, *r);
+  if (path == "/metrics") return handle_metrics(app_, *r);
+  if (path == "/reprox/v1/explain") return handle_explain(app_, request, *r);
+  if (path == "/reprox/v1/purge") return handle_purge(app_, request, *r);
+  // /tokenize, /detokenize, /apply-template
+  if (app_.text) {
+    auto [status, body] = app_.text->call(std::string(path), request.body());
+    return r->respond(json_response(status, std::move(body)));
+  }
+  if (app_.forward) {
+    app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
+    return;
+  }
+  respond_error(*r, not_found(path));
+}
+
+}  // namespace reprox

@@ -1,0 +1,97 @@
+#include "proxy/metrics/metrics.hpp"
+
+#include <prometheus/text_serializer.h>
+
+#include <cstring>
+
+namespace reprox {
+
+namespace {
+const prometheus::Histogram::BucketBoundaries kLatencyBuckets{
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+}
+
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  using namespace prometheus;
+  requests_ = &BuildCounter().Name("reprox_requests_total").Help("HTTP requests by endpoint and status code").Register(*registry_);
+  lookups_ = &BuildCounter().Name("reprox_cache_lookups_total").Help("Chat completion cache lookups by result").Register(*registry_);
+  entries_ = &BuildGauge().Name("reprox_cache_entries").Help("Entries held per cache tier").Register(*registry_);
+  bytes_ = &BuildGauge().Name("reprox_cache_bytes").Help("Bytes held per cache tier").Register(*registry_);
+  evictions_ = &BuildCounter().Name("reprox_cache_evictions_total").Help("Entries evicted per cache tier").Register(*registry_);
+  invalidations_ = &BuildCounter().Name("reprox_cache_invalidations_total").Help("Entries purged or expired").Register(*registry_).Add({});
+  store_errors_ = &BuildCounter().Name("reprox_cache_store_errors_total").Help("Cache store failures and skipped writes").Register(*registry_);
+  seed_injected_ = &BuildCounter().Name("reprox_seed_injected_total").Help("Requests that got the default seed").Register(*registry_).Add({});
+  duration_ = &BuildHistogram().Name("reprox_request_duration_seconds").Help("Chat completion latency by cache result").Register(*registry_);
+  ttft_ = &BuildHistogram().Name("reprox_time_to_first_token_seconds").Help("Time to the first generated token").Register(*registry_).Add({}, kLatencyBuckets);
+  prompt_tokens_ = &BuildCounter().Name("reprox_prompt_tokens_total").Help("Prompt tokens of generations").Register(*registry_).Add({});
+  generated_tokens_ = &BuildCounter().Name("reprox_generated_tokens_total").Help("Tokens generated").Register(*registry_).Add({});
+  kv_reused_tokens_ = &BuildCounter().Name("reprox_kv_reused_tokens_total").Help("Prompt tokens served from reused KV").Register(*registry_).Add({});
+  auto& audits = BuildCounter().Name("reprox_repro_audits_total").Help("Reproducibility audits by result").Register(*registry_);
+  audit_match_ = &audits.Add({{"result", "match"}});
+  audit_mismatch_ = &audits.Add({{"result", "mismatch"}});
+  hit_ = &lookups_->Add({{"result", "hit"}});
+  miss_ = &lookups_->Add({{"result", "miss"}});
+  bypass_ = &lookups_->Add({{"result", "bypass"}});
+  coalesced_ = &lookups_->Add({{"result", "coalesced"}});
+  for (const char* tier : {"memory", "redis"}) {
+    entries_->Add({{"tier", tier}});
+    bytes_->Add({{"tier", tier}});
+    evictions_->Add({{"tier", tier}});
+  }
+}
+
+void Metrics::request(const std::string& endpoint, int code) {
+  prometheus::Counter* c;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = request_cache_[{endpoint, code}];
+    if (!slot) slot = &requests_->Add({{"endpoint", endpoint}, {"code", std::to_string(code)}});
+    c = slot;
+  }
+  c->Increment();
+}
+
+void Metrics::lookup(const char* result) {
+  if (!std::strcmp(result, "hit")) hit_->Increment();
+  else if (!std::strcmp(result, "miss")) miss_->Increment();
+  else if (!std::strcmp(result, "bypass")) bypass_->Increment();
+  else coalesced_->Increment();
+}
+
+void Metrics::request_duration(const char* cache, double seconds) {
+  prometheus::Histogram* h;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = duration_cache_[cache];
+    if (!slot) slot = &duration_->Add({{"cache", cache}}, kLatencyBuckets);
+    h = slot;
+  }
+  h->Observe(seconds);
+}
+
+void Metrics::tokens(int64_t prompt, int64_t generated, int64_t kv_reused) {
+  prompt_tokens_->Increment(static_cast<double>(prompt));
+  generated_tokens_->Increment(static_cast<double>(generated));
+  kv_reused_tokens_->Increment(static_cast<double>(kv_reused));
+}
+
+void Metrics::store_error(const std::string& tier, const std::string& op) {
+  store_errors_->Add({{"tier", tier}, {"op", op}}).Increment();
+}
+
+void Metrics::tier_state(const std::string& tier, double entries, double bytes, double evictions_total) {
+  entries_->Add({{"tier", tier}}).Set(entries);
+  bytes_->Add({{"tier", tier}}).Set(bytes);
+  std::lock_guard lock(mutex_);
+  double& seen = evictions_seen_[tier];
+  if (evictions_total > seen) {
+    evictions_->Add({{"tier", tier}}).Increment(evictions_total - seen);
+    seen = evictions_total;
+  }
+}
+
+std::string Metrics::render() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace reprox

@@ -1,0 +1,65 @@
+// The metrics named in interface.md, on one prometheus-cpp registry that
+// the server renders at GET /metrics (same port, no second server).
+// Thread-safe: prometheus-cpp metrics are atomic; label lookups are cached.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace reprox {
+
+class Metrics {
+ public:
+  Metrics();
+
+  void request(const std::string& endpoint, int code);
+  void lookup(const char* result);  // hit | miss | bypass | coalesced
+  void seed_injected() { seed_injected_->Increment(); }
+  void request_duration(const char* cache, double seconds);
+  void time_to_first_token(double seconds) { ttft_->Observe(seconds); }
+  void tokens(int64_t prompt, int64_t generated, int64_t kv_reused);
+  void store_error(const std::string& tier, const std::string& op);
+  void invalidations(double n) { invalidations_->Increment(n); }
+  void audit(bool match) { (match ? audit_match_ : audit_mismatch_)->Increment(); }
+  // Tier gauges and eviction totals, refreshed before each scrape.
+  void tier_state(const std::string& tier, double entries, double bytes, double evictions_total);
+
+  std::string render() const;  // Prometheus text format
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>* requests_;
+  prometheus::Family<prometheus::Counter>* lookups_;
+  prometheus::Family<prometheus::Gauge>* entries_;
+  prometheus::Family<prometheus::Gauge>* bytes_;
+  prometheus::Family<prometheus::Counter>* evictions_;
+  prometheus::Family<prometheus::Counter>* store_errors_;
+  prometheus::Family<prometheus::Histogram>* duration_;
+  prometheus::Counter* invalidations_;
+  prometheus::Counter* seed_injected_;
+  prometheus::Histogram* ttft_;
+  prometheus::Counter* prompt_tokens_;
+  prometheus::Counter* generated_tokens_;
+  prometheus::Counter* kv_reused_tokens_;
+  prometheus::Counter* audit_match_;
+  prometheus::Counter* audit_mismatch_;
+  prometheus::Counter* hit_;
+  prometheus::Counter* miss_;
+  prometheus::Counter* bypass_;
+  prometheus::Counter* coalesced_;
+
+  std::mutex mutex_;  // guards the label caches below
+  std::map<std::pair<std::string, int>, prometheus::Counter*> request_cache_;
+  std::map<std::string, prometheus::Histogram*> duration_cache_;
+  std::map<std::string, double> evictions_seen_;
+};
+
+}  // namespace reprox

@@ -1,0 +1,111 @@
+#include "proxy/serve.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <thread>
+
+#include "policies/tenant.hpp"
+#include "proxy/app/router.hpp"
+#include "proxy/backend/upstream_backend.hpp"
+#include "proxy/server/server.hpp"
+
+namespace reprox {
+
+namespace {
+
+std::unique_ptr<backend::UpstreamBackend> make_upstream(const Config& c, net::io_context& ioc) {
+  backend::UpstreamOptions o;
+  o.url = c.upstream;
+  o.api_key = c.upstream_api_key;
+  o.connect_timeout = std::chrono::milliseconds(c.upstream_connect_timeout_ms);
+  o.first_byte_timeout = std::chrono::milliseconds(c.upstream_first_byte_timeout_ms);
+  o.idle_timeout = std::chrono::milliseconds(c.upstream_idle_timeout_ms);
+  o.default_max_tokens = c.upstream_default_max_tokens;
+  // The upstream's answers can change whenever it does; all we can pin is
+  // where they come from.
+  o.fingerprint = "fp_" + policy::sha256_hex("upstream:" + c.upstream).substr(0, 16);
+  return std::make_unique<backend::UpstreamBackend>(std::move(o), ioc);
+}
+
+// Polls until every connection has closed or the deadline passes.
+void wait_for_drain(net::io_context& ioc, Server& server, std::chrono::steady_clock::time_point deadline) {
+  auto timer = std::make_shared<net::steady_timer>(ioc, std::chrono::milliseconds(20));
+  timer->async_wait([&ioc, &server, deadline, timer](beast::error_code) {
+    if (server.connections() == 0 || std::chrono::steady_clock::now() >= deadline) {
+      if (server.connections() != 0)
+        spdlog::warn("drain timeout: closing {} connection(s) still in flight", server.connections());
+      ioc.stop();
+      return;
+    }
+    wait_for_drain(ioc, server, deadline);
+  });
+}
+
+}  // namespace
+
+int run_serve(const Config& config, const LocalBackendFactory& make_local) {
+  ServerOptions so;
+  split_listen(config.listen, so.host, so.port);
+  so.io_threads = std::max(1, config.threads);
+  so.header_limit = config.header_limit;
+  so.body_limit = config.body_limit;
+  so.read_timeout = std::chrono::milliseconds(config.read_timeout_ms);
+  so.write_timeout = std::chrono::milliseconds(config.write_timeout_ms);
+  so.max_connections = config.max_connections;
+  so.drain_timeout = std::chrono::milliseconds(config.drain_timeout_ms);
+
+  net::io_context ioc(so.io_threads);
+  Metrics metrics;
+  MemoryStore memory(MemoryStoreOptions{config.cache_bytes, std::chrono::seconds(config.cache_ttl)});
+
+  AppContext app;
+  app.options.default_seed = config.default_seed;
+  app.options.shared_cache = config.shared_cache;
+  app.options.admin_token = config.admin_token;
+  app.options.cache_ttl = std::chrono::seconds(config.cache_ttl);
+  app.metrics = &metrics;
+  app.memory = &memory;
+  app.store = &memory;
+
+  std::unique_ptr<Backend> backend;
+  if (!config.upstream.empty()) {
+    auto upstream = make_upstream(config, ioc);
+    auto* raw = upstream.get();
+    app.forward = [raw](Request&& req, std::function<void(Response&&)> done) {
+      raw->forward(std::move(req), [done = std::move(done)](Response res) { done(std::move(res)); });
+    };
+    backend = std::move(upstream);
+  } else {
+    if (!make_local) throw std::runtime_error("this build has no embedded engine: pass --upstream URL");
+    auto parts = make_local(config);
+    backend = std::move(parts.backend);
+    app.text = parts.text;
+  }
+  app.backend = backend.get();
+
+  Router router(app);
+  Server server(ioc, so, router);
+  app.draining = [&server] { return server.draining(); };
+  server.listen();
+  spdlog::info("reprox listening on {}:{} ({})", so.host, server.port(),
+               config.upstream.empty() ? "embedded engine" : "upstream " + config.upstream);
+
+  net::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](beast::error_code ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: draining (up to {} ms)", sig, config.drain_timeout_ms);
+    server.begin_drain();
+    wait_for_drain(ioc, server, std::chrono::steady_clock::now() + so.drain_timeout);
+  });
+
+  std::vector<std::thread> threads;
+  for (int i = 1; i < so.io_threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& t : threads) t.join();
+  spdlog::info("reprox stopped");
+  return 0;
+}
+
+}  // namespace reprox
