@@ -158,8 +158,7 @@ class Evaluator {
     }
     auto state = std::make_shared<LoopState>();
     state->items = items;
-    const Value* outer = frame.find("loop");
-    state->depth = outer && outer->kind() == Value::Kind::Loop ? outer->as_loop().depth + 1 : 1;
+    state->depth = 1;  // only recursive loops (unsupported) go deeper in Jinja2
     Value loop_value = Value::loop(state);
     for (size_t i = 0; i < items->size(); ++i) {
       state->index0 = i;

@@ -130,7 +130,19 @@ std::string map_cps(std::string_view s, F f) {
 bool is_cased_upper(char32_t c) { return is_cased(c) && to_lower(c) != c; }
 bool is_cased_lower(char32_t c) { return is_cased(c) && to_upper(c) != c; }
 
-std::string upper(std::string_view s) { return map_cps(s, to_upper); }
+std::string upper(std::string_view s) {
+  if (is_ascii(s)) return map_cps(s, to_upper);
+  std::string out;
+  out.reserve(s.size());
+  for (char32_t c : decode(s)) {
+    if (c == 0xDF) {
+      out += "SS";  // the full (non-simple) uppercase mapping Python applies
+    } else {
+      append_utf8(out, to_upper(c));
+    }
+  }
+  return out;
+}
 std::string lower(std::string_view s) { return map_cps(s, to_lower); }
 
 std::string capitalize(std::string_view s) {
