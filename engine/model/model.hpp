@@ -1,0 +1,74 @@
+#pragma once
+// A causal language model loaded from a Hugging Face folder and run with
+// libtorch, one sequence at a time (batch 1).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "model_config.hpp"
+
+namespace reprox::engine {
+
+struct LoadOptions {
+  std::string device = "cpu";     // "cpu" or "cuda" / "cuda:N"; cuda throws if unavailable
+  std::string dtype = "float32";  // compute dtype: float32, float16 or bfloat16
+  int threads = 0;                // torch intra-op threads (process-wide); 0 keeps the current setting
+  bool progress = true;           // print load progress on stderr for models over ~100 MB
+};
+
+// The keys and values of one sequence. Grown by Model::forward; reset by
+// setting length to 0 (or truncate to keep a prefix).
+struct KvCache {
+  std::vector<torch::Tensor> k;  // per layer: [n_kv_heads, capacity, head_dim]
+  std::vector<torch::Tensor> v;  // per layer: [n_kv_heads, capacity, head_dim]
+  int64_t length = 0;            // positions 0..length-1 are filled
+
+  int64_t capacity() const { return k.empty() ? 0 : k.front().size(1); }
+  void truncate(int64_t new_length) { length = std::min(length, std::max<int64_t>(new_length, 0)); }
+};
+
+struct ModelWeights;  // defined in model_weights.hpp
+
+class Model {
+ public:
+  // Reads config.json, generation_config.json and the safetensors weights in
+  // `dir`. Throws std::runtime_error naming the missing file or tensor, a wrong
+  // shape or an unsupported setting.
+  static std::unique_ptr<Model> load(const std::string& dir, const LoadOptions& options = {});
+  ~Model();
+
+  const ModelConfig& config() const { return config_; }
+  // Lowercase hex SHA-256 of config.json and all safetensors bytes (see weight_set.hpp).
+  const std::string& weights_fingerprint() const { return fingerprint_; }
+  const std::string& compute_dtype_name() const { return dtype_name_; }
+  const std::string& device_name() const { return device_name_; }
+  size_t weight_bytes() const { return weight_bytes_; }  // in the compute dtype
+
+  // An empty cache with room for `initial_capacity` positions (grows on demand).
+  KvCache new_cache(int64_t initial_capacity = 256) const;
+
+  // Appends `tokens` at positions kv.length.. and advances kv.length.
+  // Returns fp32 logits on the CPU: [vocab] for the last token, or
+  // [tokens.size(), vocab] when all_logits. On invalid input (empty tokens, an
+  // id outside the vocabulary, past max_positions) returns an undefined tensor,
+  // leaves kv unchanged and, when `error` is given, says why. Not thread-safe per cache;
+  // concurrent calls with distinct caches are safe.
+  torch::Tensor forward(const std::vector<int32_t>& tokens, KvCache& kv, bool all_logits = false,
+                        std::string* error = nullptr) const;
+
+ private:
+  Model();
+  void ensure_capacity(KvCache& kv, int64_t needed) const;
+
+  ModelConfig config_;
+  std::unique_ptr<ModelWeights> weights_;
+  std::string fingerprint_;
+  std::string dtype_name_;
+  std::string device_name_;
+  size_t weight_bytes_ = 0;
+};
+
+}  // namespace reprox::engine
