@@ -13,7 +13,9 @@ using namespace std::chrono_literals;
 
 #define START_OR_SKIP(run, ...)                                              \
   auto run = start(__VA_ARGS__);                                              \
-  if (!run) GTEST_SKIP() << "target cannot produce this scenario";
+  if (!run) {                                                                 \
+    GTEST_SKIP() << "target cannot produce this scenario";                    \
+  }
 
 TEST_P(BackendConformance, NormalCompletion) {
   START_OR_SKIP(run, Scenario::normal);
@@ -94,7 +96,9 @@ TEST_P(BackendConformance, DroppingTheHandleCancels) {
   EXPECT_EQ(run->sink->completes(), 0);
   EXPECT_EQ(run->sink->errors(), 0);
   EXPECT_FALSE(run->sink->overlapped());
-  if (auto saw = target_->generator_saw_cancel(3s)) EXPECT_TRUE(*saw);
+  if (auto saw = target_->generator_saw_cancel(3s)) {
+    EXPECT_TRUE(*saw) << "the generator did not see the cancel";
+  }
 }
 
 TEST_P(BackendConformance, DroppingTheHandleAfterTheEndIsHarmless) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -53,6 +54,8 @@ struct TargetParam {
   const char* name;
   TargetFactory make;
 };
+
+inline void PrintTo(const TargetParam& param, std::ostream* os) { *os << param.name; }
 
 // For INSTANTIATE_TEST_SUITE_P's name generator.
 inline std::string target_name(const ::testing::TestParamInfo<TargetParam>& info) {

@@ -38,7 +38,7 @@
 //     no_usage           omit the usage chunk
 //     no_done            end the stream without "data: [DONE]"
 //     crlf               use CRLF line ends; comments: send ": ping" lines
-//     fingerprint=FP     system_fingerprint to report
+//     fingerprint=FP     system_fingerprint to report; no_fingerprint omits it
 //
 // Inspection (these /__ paths are not counted):
 //   GET  /__count  -> {"total":N,"by_path":{path:N},"aborted":A,"completed":C}
@@ -192,8 +192,9 @@ async function chat(req, res, body) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
 
   const chunks = [];
-  const base = (choiceObjs) => ({ id, object: 'chat.completion.chunk', created, model,
-                                  system_fingerprint: fp, choices: choiceObjs });
+  const base = (choiceObjs) => Object.assign(
+      { id, object: 'chat.completion.chunk', created, model },
+      d.no_fingerprint ? {} : { system_fingerprint: fp }, { choices: choiceObjs });
   const rounds = [];
   rounds.push(choices.map((c, i) => ({ index: i, delta: { role: 'assistant', content: '' },
                                        logprobs: null, finish_reason: null })));

@@ -128,12 +128,14 @@ TEST_F(UpstreamBackendTest, BasePathIsHonoured) {
   EXPECT_EQ(counts.find("by_path")->find("/prefix/v1/chat/completions")->as_int(), 1);
 }
 
-TEST_F(UpstreamBackendTest, FingerprintFallsBackToTheConfiguredOne) {
-  // The scripted server always reports one; an empty override suppresses it? No:
-  // it reports the directive's value, so check that value arrives instead.
+TEST_F(UpstreamBackendTest, FingerprintIsTheUpstreamsElseTheConfiguredOne) {
   auto run = generate_and_wait(backend(options()),
       R"({"messages":[{"role":"user","content":"x"}],"user":"fingerprint=fp_other"})");
   EXPECT_EQ(run.sink->fingerprint(), "fp_other");
+  run = generate_and_wait(backend(options()),
+      R"({"messages":[{"role":"user","content":"x"}],"user":"no_fingerprint"})");
+  EXPECT_EQ(run.sink->completes(), 1);
+  EXPECT_EQ(run.sink->fingerprint(), "fp_configured");
 }
 
 TEST_F(UpstreamBackendTest, MaxTokensGivesLength) {
