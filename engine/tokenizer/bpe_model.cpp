@@ -37,6 +37,13 @@ BpeModel::BpeModel(BpeConfig config)
     byte_ids_[static_cast<size_t>(b)] = it == vocab_.end() ? -1 : it->second;
   }
 
+  for (const auto& kv : vocab_) {
+    size_t i = 0;
+    if (kv.first.empty()) continue;
+    const char32_t cp = utf8_next(kv.first, i);
+    if (i == kv.first.size()) char_ids_.emplace(cp, kv.second);
+  }
+
   merges_.reserve(config.merges.size() * 2);
   uint32_t rank = 0;
   for (const auto& [a, b] : config.merges) {
@@ -111,13 +118,21 @@ void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& out) cons
     const size_t n = std::min(utf8_len(static_cast<unsigned char>(word[i])), word.size() - i);
     const bool first = i == 0;
     const bool last = i + n >= word.size();
-    piece.clear();
-    if (!first) piece += prefix_;
-    piece.append(word.data() + i, n);
-    if (last) piece += suffix_;
-    auto it = vocab_.find(piece);
-    if (it != vocab_.end()) {
-      syms.push_back({it->second, 0, 0, true});
+    int32_t char_id = -1;
+    if (prefix_.empty() && suffix_.empty()) {
+      size_t k = i;
+      auto it = char_ids_.find(utf8_next(word, k));
+      if (it != char_ids_.end() && k == i + n) char_id = it->second;
+    } else {
+      piece.clear();
+      if (!first) piece += prefix_;
+      piece.append(word.data() + i, n);
+      if (last) piece += suffix_;
+      auto it = vocab_.find(piece);
+      if (it != vocab_.end()) char_id = it->second;
+    }
+    if (char_id >= 0) {
+      syms.push_back({char_id, 0, 0, true});
       last_was_unk = false;
     } else {
       bool done = false;

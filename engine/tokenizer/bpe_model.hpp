@@ -62,6 +62,9 @@ class BpeModel {
   std::string prefix_;
   std::string suffix_;
   std::array<int32_t, 256> byte_ids_{};  // <0xXX> ids, -1 when absent
+  // Single-character vocab entries by code point; used when there is no
+  // continuing_subword_prefix / end_of_word_suffix to attach.
+  std::unordered_map<char32_t, int32_t> char_ids_;
   int32_t max_id_ = -1;
 
   static constexpr size_t kShards = 16;

@@ -172,8 +172,43 @@ std::string utf8proc_transform(std::string_view s, int options) {
 
 }  // namespace
 
+// True when `cp` is NFC_Quick_Check=Yes, has canonical combining class 0 and
+// composes with no following starter, so a string made only of such code
+// points is already NFC. Conservative: ranges checked against the Unicode
+// composition tables (Latin below the combining marks, Cyrillic letters,
+// Hebrew/Arabic letters, general punctuation without the U+2000/2001
+// singletons, kana without the voicing marks, CJK ideographs, Hangul
+// syllables, emoji planes).
+bool nfc_inert(char32_t cp) {
+  return cp < 0x300 || (cp >= 0x400 && cp <= 0x482) || (cp >= 0x5D0 && cp <= 0x5EA) ||
+         (cp >= 0x621 && cp <= 0x64A && cp != 0x627 && cp != 0x648 && cp != 0x64A) ||
+         (cp >= 0x2010 && cp <= 0x2027) || (cp >= 0x2030 && cp <= 0x205E) || (cp >= 0x3000 && cp <= 0x3029) ||
+         (cp >= 0x3030 && cp <= 0x3098) ||
+         (cp >= 0x30A0 && cp <= 0x30FF) || (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+         (cp >= 0x1F000 && cp <= 0x1FAFF);
+}
+
+namespace {
+
+bool already_nfc(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    if (!nfc_inert(utf8_next(s, i))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string normalize_nfc(std::string_view s) {
-  if (all_ascii(s)) return std::string(s);
+  if (already_nfc(s)) return std::string(s);
+  return utf8proc_transform(s, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+}
+std::string normalize_nfc_utf8proc(std::string_view s) {
   return utf8proc_transform(s, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
 }
 std::string normalize_nfd(std::string_view s) {

@@ -34,8 +34,13 @@ bool is_unicode_whitespace(char32_t cp);
 // L*, Nl, Nd, No general categories, plus '_' (HF "word" characters).
 bool is_word_char(char32_t cp);
 
+// Code points that never change under NFC, in any context (see the .cpp).
+bool nfc_inert(char32_t cp);
+
 // Normalization forms via utf8proc; input must be valid UTF-8.
 std::string normalize_nfc(std::string_view s);
+// NFC always computed by utf8proc (no fast path); for tests.
+std::string normalize_nfc_utf8proc(std::string_view s);
 std::string normalize_nfd(std::string_view s);
 std::string normalize_nfkc(std::string_view s);
 std::string normalize_nfkd(std::string_view s);

@@ -1,6 +1,7 @@
 // Unit tests of each pipeline component against Hugging Face's documented
 // behaviour, plus small hand-built tokenizer.json models.
 #include <gtest/gtest.h>
+#include <utf8proc.h>
 
 #include "engine/tokenizer/decoders.hpp"
 #include "engine/tokenizer/normalizers.hpp"
@@ -27,6 +28,28 @@ TEST(Normalizers, NfcComposesCombiningMarks) {
   EXPECT_EQ(n->normalize("A\xCC\x8A"), "\xC3\x85");                 // A + ring -> Å
   EXPECT_EQ(n->normalize("plain ascii"), "plain ascii");
   EXPECT_EQ(make_unicode_normalizer(UnicodeForm::NFD)->normalize("\xC3\xA9"), "e\xCC\x81");
+}
+
+// The NFC fast path skips utf8proc for "inert" code points. Check each one
+// against utf8proc: combining class 0, unchanged by NFC alone, and unchanged
+// next to a sample of other inert code points.
+TEST(Normalizers, NfcFastPathCodePointsAreInert) {
+  std::vector<std::string> inert;
+  for (char32_t cp = 0x80; cp < 0x20000; ++cp) {
+    if (!nfc_inert(cp)) continue;
+    EXPECT_EQ(utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class, 0) << std::hex << cp;
+    std::string s;
+    utf8_append(s, cp);
+    inert.push_back(s);
+  }
+  ASSERT_GT(inert.size(), 30000u);
+  size_t bad = 0;
+  for (size_t i = 0; i < inert.size(); ++i) {
+    if (normalize_nfc_utf8proc(inert[i]) != inert[i]) ++bad;
+    const std::string pair = inert[i] + inert[(i * 7919) % inert.size()];
+    if (normalize_nfc_utf8proc(pair) != pair) ++bad;
+  }
+  EXPECT_EQ(bad, 0u);
 }
 
 TEST(Normalizers, PrependOnlyNonEmpty) {
