@@ -12,9 +12,9 @@ std::string new_completion_id() {
   static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string id = "chatcmpl-";
-  uint64_t bits = rng();
+  uint64_t bits = 0;
   for (int i = 0; i < 24; ++i) {
-    if (i == 10) bits = rng();
+    if (i % 10 == 0) bits = rng();  // 10 base-62 digits per 64 random bits
     id.push_back(alphabet[bits % 62]);
     bits /= 62;
   }
