@@ -1,6 +1,9 @@
 #pragma once
 // Helpers shared by the model tests: tiny models in a scratch folder.
 #include <cstdint>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -9,11 +12,27 @@
 
 namespace reprox::testutil {
 
-// A fresh empty folder under the test temp dir.
+// Folders made by scratch_dir, removed when the process exits.
+inline std::vector<std::filesystem::path>& scratch_dirs() {
+  static std::vector<std::filesystem::path> dirs;
+  static const bool registered = [] {
+    std::atexit([] {
+      std::error_code ignored;
+      for (const auto& dir : scratch_dirs()) std::filesystem::remove_all(dir, ignored);
+    });
+    return true;
+  }();
+  (void)registered;
+  return dirs;
+}
+
+// A fresh empty folder under the test temp dir, private to this process.
 inline std::string scratch_dir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / ("reprox_model_" + name);
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("reprox_model_" + std::to_string(::getpid()) + "_" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  scratch_dirs().push_back(dir);
   return dir.string();
 }
 
