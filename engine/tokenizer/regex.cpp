@@ -30,6 +30,31 @@ Regex::~Regex() {
   if (impl_ && impl_->code) pcre2_code_free(impl_->code);
 }
 
+namespace {
+
+// Per-thread JIT stack (32 KiB growing to 4 MiB) so that long runs of one
+// character class cannot exhaust PCRE2's default 32 KiB machine stack.
+struct ThreadMatchContext {
+  pcre2_match_context* context = nullptr;
+  pcre2_jit_stack* stack = nullptr;
+  ThreadMatchContext() {
+    context = pcre2_match_context_create(nullptr);
+    stack = pcre2_jit_stack_create(32 * 1024, 4 * 1024 * 1024, nullptr);
+    if (context && stack) pcre2_jit_stack_assign(context, nullptr, stack);
+  }
+  ~ThreadMatchContext() {
+    if (stack) pcre2_jit_stack_free(stack);
+    if (context) pcre2_match_context_free(context);
+  }
+};
+
+pcre2_match_context* thread_match_context() {
+  thread_local ThreadMatchContext tmc;
+  return tmc.context;
+}
+
+}  // namespace
+
 std::vector<Span> Regex::find_all(std::string_view text) const {
   std::vector<Span> out;
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(impl_->code, nullptr);
@@ -37,10 +62,12 @@ std::vector<Span> Regex::find_all(std::string_view text) const {
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t pos = 0;
   while (pos <= text.size()) {
-    const int rc = impl_->jit ? pcre2_jit_match(impl_->code, subject, text.size(), pos, 0, md, nullptr)
-                              : pcre2_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, md,
-                                            nullptr);
-    if (rc < 0) break;
+    pcre2_match_context* ctx = thread_match_context();
+    int rc = impl_->jit ? pcre2_jit_match(impl_->code, subject, text.size(), pos, 0, md, ctx)
+                        : pcre2_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, md, ctx);
+    if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && impl_->jit)  // JIT limits: retry with the interpreter
+      rc = pcre2_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, ctx);
+    if (rc < 0) break;  // no further match (or a resource limit: the rest stays one piece)
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     const size_t b = ov[0], e = ov[1];
     out.push_back({b, e});

@@ -110,6 +110,29 @@ TEST(PreTokenizers, SplitRegexQwenPattern) {
   EXPECT_EQ(texts(pieces), (Strings{"IT", "'S", " ", "1", "2", "3", " ", " ok", "\n\n", "x"}));
 }
 
+// HF's regexes run on Oniguruma, whose \s is exactly Unicode White_Space;
+// PCRE2's UCP \s also matches U+180E, so patterns are rewritten.
+TEST(PreTokenizers, WhitespaceClassIsUnicodeWhiteSpace) {
+  const Pattern ws = Pattern::regex("\\s+");
+  EXPECT_TRUE(ws.find_all("a\xE1\xA0\x8E" "b").empty());     // U+180E is not White_Space
+  EXPECT_EQ(ws.find_all("a\xC2\x85" "b").size(), 1u);          // U+0085 NEL is
+  EXPECT_EQ(ws.find_all("a\xE3\x80\x80" "b").size(), 1u);     // U+3000
+  const Pattern not_ws_or_letter = Pattern::regex("[^\\s\\p{L}]+");
+  EXPECT_EQ(not_ws_or_letter.find_all("\xE1\xA0\x8E").size(), 1u);
+  const Pattern non_space = Pattern::regex("\\S+");
+  EXPECT_EQ(non_space.find_all("\xE1\xA0\x8E").size(), 1u);
+}
+
+// Long runs of one class must not hit PCRE2's JIT stack limit.
+TEST(PreTokenizers, LongRunsSplitLikeShortOnes) {
+  const Pattern p = Pattern::regex(gpt2_split_regex());
+  const std::string spaces(300000, ' ');
+  const auto m = p.find_all(spaces + "x");
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].end, spaces.size() - 1);
+  EXPECT_EQ(m[1].begin, spaces.size() - 1);
+}
+
 TEST(PreTokenizers, ByteLevelMapsBytesAndAddsPrefixSpace) {
   auto pre = make_byte_level_pre_tokenizer(true, true);
   std::vector<Piece> pieces{{"Hello world", true}};
