@@ -254,6 +254,24 @@ std::string dump(const Value& v, bool sort_keys) {
   return out;
 }
 
+std::string utf8_lossy(std::string_view s) {
+  if (valid_utf8(s)) return std::string(s);
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len > 0 && i + len <= s.size() && valid_utf8(s.substr(i, len))) {
+      out.append(s.data() + i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
 bool valid_utf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
 
 }  // namespace reprox::json

@@ -92,5 +92,8 @@ void write_uint(std::string& out, uint64_t u);
 
 // True when s is well-formed UTF-8.
 bool valid_utf8(std::string_view s);
+// `s` with every ill-formed UTF-8 sequence replaced by U+FFFD, so it can be
+// written as a JSON string (e.g. a token that is half of a character).
+std::string utf8_lossy(std::string_view s);
 
 }  // namespace reprox::json

@@ -1,0 +1,82 @@
+// The embedded engine: one model, its tokenizer and chat template, and a
+// generation thread that takes jobs from a bounded queue.
+//
+// Threading: submit() may be called from any thread; generation runs on the
+// engine's own thread, which is the only one that touches the model and the
+// KV caches. Sink calls come from that thread. Jobs run one at a time in
+// arrival order (continuous batching is issue 3's scheduler), so an answer
+// never depends on what else is queued.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/runtime/prompt_builder.hpp"
+#include "proxy/backend/backend.hpp"
+
+namespace reprox::engine {
+
+class Model;
+
+struct EngineOptions {
+  std::string model_dir;
+  std::string device = "cpu";
+  int threads = 1;                  // intra-op threads for the forward pass
+  int64_t default_max_tokens = 256;
+  size_t queue_capacity = 64;       // beyond: 429
+};
+
+struct EngineJob {
+  std::shared_ptr<const BackendRequest> request;
+  std::vector<int32_t> prompt;
+  int64_t max_tokens = 0;  // already clipped to the context window
+  std::shared_ptr<GenerationSink> sink;
+  std::shared_ptr<std::atomic<bool>> cancelled;
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options);  // loads the model; throws naming the problem
+  ~Engine();
+
+  // False when the queue is full.
+  bool submit(EngineJob job);
+
+  const std::string& model_id() const { return model_id_; }
+  const std::string& system_fingerprint() const { return fingerprint_; }
+  const PromptBuilder& prompts() const { return *prompts_; }
+  const std::shared_ptr<const tok::Tokenizer>& tokenizer() const { return tokenizer_; }
+  int64_t max_positions() const;
+  const EngineOptions& options() const { return options_; }
+
+ private:
+  void loop();
+  void run(EngineJob& job);
+
+  EngineOptions options_;
+  std::unique_ptr<Model> model_;
+  std::shared_ptr<const tok::Tokenizer> tokenizer_;
+  std::unique_ptr<PromptBuilder> prompts_;
+  std::vector<int32_t> stop_ids_;
+  std::string model_id_;
+  std::string fingerprint_;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<EngineJob> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// "fp_" + 16 hex of SHA-256 over the weights' hash, the engine build and its
+// numeric mode; exposed for tests.
+std::string make_system_fingerprint(const std::string& weights_fingerprint, const std::string& dtype,
+                                    const std::string& device);
+
+}  // namespace reprox::engine

@@ -1,0 +1,41 @@
+// Chat messages -> the model's prompt text (its own chat template) -> ids.
+// Torch-free and thread-safe (const after construction).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/template/chat_template.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "proxy/api/api_error.hpp"
+#include "proxy/api/chat_request.hpp"
+#include "proxy/json/json.hpp"
+
+namespace reprox::engine {
+
+class PromptBuilder {
+ public:
+  // Loads the chat template and special tokens from
+  // <dir>/tokenizer_config.json; throws naming the problem.
+  PromptBuilder(const std::string& model_dir, std::shared_ptr<const tok::Tokenizer> tokenizer);
+
+  // messages: a JSON array of {role, content, ...}. A template error from
+  // raise_exception() is a 400 naming `messages`.
+  std::optional<api::ApiError> render(const json::Value& messages, bool add_generation_prompt, const json::Value& tools,
+                                      std::string& prompt) const;
+  // The prompt's token ids: special-token text in the rendered prompt
+  // becomes special ids; nothing is prepended (the template writes bos).
+  std::vector<int32_t> encode(const std::string& prompt) const { return tokenizer_->encode(prompt, true); }
+
+  const std::string& eos_token() const { return eos_token_; }
+  static json::Value messages_json(const std::vector<api::ChatMessage>& messages);
+
+ private:
+  std::shared_ptr<const tok::Tokenizer> tokenizer_;
+  std::shared_ptr<const tmpl::ChatTemplate> template_;
+  std::string bos_token_, eos_token_;
+};
+
+}  // namespace reprox::engine
