@@ -1,0 +1,175 @@
+#include "proxy/cache/entry_codec.hpp"
+
+#include <array>
+#include <cstring>
+
+namespace reprox {
+
+namespace {
+
+constexpr char kMagic[4] = {'R', 'P', 'X', 'G'};
+constexpr size_t kHeaderBytes = sizeof(kMagic) + 1;
+constexpr size_t kTrailerBytes = 4;
+constexpr uint32_t kMaxChoices = 1u << 16;
+constexpr size_t kMinEventBytes = 5;  // choice + four empty strings
+
+const std::array<uint32_t, 256>& crc_table() {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  return table;
+}
+
+uint32_t crc32(std::string_view bytes) {
+  const auto& table = crc_table();
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char b : bytes) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(char(uint8_t(v) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(char(uint8_t(v)));
+}
+
+void put_svarint(std::string& out, int64_t v) { put_varint(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
+
+void put_str(std::string& out, const std::string& s) {
+  put_varint(out, s.size());
+  out.append(s);
+}
+
+// Bounds-checked reader; the first failure sticks.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+
+  bool varint(uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= in_.size()) return fail(CodecError::truncated);
+      uint8_t b = uint8_t(in_[pos_++]);
+      if (shift == 63 && b > 1) return fail(CodecError::malformed);
+      v |= uint64_t(b & 0x7F) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return fail(CodecError::malformed);
+  }
+  bool svarint(int64_t& v) {
+    uint64_t u;
+    if (!varint(u)) return false;
+    v = int64_t(u >> 1) ^ -int64_t(u & 1);
+    return true;
+  }
+  bool u32(uint32_t& v) {
+    uint64_t u;
+    if (!varint(u)) return false;
+    if (u > UINT32_MAX) return fail(CodecError::malformed);
+    v = uint32_t(u);
+    return true;
+  }
+  bool str(std::string& s) {
+    uint64_t n;
+    if (!varint(n)) return false;
+    if (n > in_.size() - pos_) return fail(CodecError::truncated);
+    s.assign(in_.data() + pos_, size_t(n));
+    pos_ += size_t(n);
+    return true;
+  }
+  size_t remaining() const { return in_.size() - pos_; }
+  bool fail(CodecError e) {
+    if (error_ == CodecError::none) error_ = e;
+    return false;
+  }
+  CodecError error() const { return error_; }
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+  CodecError error_ = CodecError::none;
+};
+
+}  // namespace
+
+const char* to_string(CodecError error) {
+  switch (error) {
+    case CodecError::none: return "none";
+    case CodecError::truncated: return "truncated";
+    case CodecError::bad_magic: return "bad magic";
+    case CodecError::unknown_version: return "unknown version";
+    case CodecError::bad_checksum: return "bad checksum";
+    case CodecError::malformed: return "malformed";
+    case CodecError::trailing_bytes: return "trailing bytes";
+  }
+  return "unknown";
+}
+
+std::string encode_generation(const Generation& g) {
+  std::string out;
+  out.reserve(64 + g.byte_size());
+  out.append(kMagic, sizeof(kMagic));
+  out.push_back(char(kEntryCodecVersion));
+  put_str(out, g.model);
+  put_str(out, g.system_fingerprint);
+  put_str(out, g.ns);
+  put_varint(out, g.n_choices);
+  put_svarint(out, g.created_unix_ms);
+  put_svarint(out, g.usage.prompt_tokens);
+  put_svarint(out, g.usage.completion_tokens);
+  put_svarint(out, g.usage.cached_tokens);
+  put_varint(out, g.events.size());
+  for (const auto& e : g.events) {
+    put_varint(out, e.choice);
+    put_str(out, e.delta.content);
+    put_str(out, e.delta.extra);
+    put_str(out, e.delta.logprobs);
+    put_str(out, e.finish_reason);
+  }
+  uint32_t crc = crc32(out);
+  for (int i = 0; i < 4; ++i) out.push_back(char(uint8_t(crc >> (8 * i))));
+  return out;
+}
+
+CodecError decode_generation(std::string_view in, Generation& out) {
+  if (in.size() < sizeof(kMagic)) return CodecError::truncated;
+  if (std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) return CodecError::bad_magic;
+  if (in.size() < kHeaderBytes) return CodecError::truncated;
+  if (uint8_t(in[sizeof(kMagic)]) != kEntryCodecVersion) return CodecError::unknown_version;
+  if (in.size() < kHeaderBytes + kTrailerBytes) return CodecError::truncated;
+
+  std::string_view covered = in.substr(0, in.size() - kTrailerBytes);
+  uint32_t stored = 0;
+  for (int i = 0; i < 4; ++i) stored |= uint32_t(uint8_t(in[covered.size() + i])) << (8 * i);
+  if (stored != crc32(covered)) return CodecError::bad_checksum;
+
+  Reader r(covered.substr(kHeaderBytes));
+  Generation g;
+  uint64_t n_events = 0;
+  bool ok = r.str(g.model) && r.str(g.system_fingerprint) && r.str(g.ns) && r.u32(g.n_choices) &&
+            r.svarint(g.created_unix_ms) && r.svarint(g.usage.prompt_tokens) &&
+            r.svarint(g.usage.completion_tokens) && r.svarint(g.usage.cached_tokens) && r.varint(n_events);
+  if (!ok) return r.error();
+  if (g.n_choices > kMaxChoices) return CodecError::malformed;
+  if (n_events > r.remaining() / kMinEventBytes) return CodecError::truncated;
+  g.events.resize(size_t(n_events));
+  for (auto& e : g.events) {
+    if (!(r.u32(e.choice) && r.str(e.delta.content) && r.str(e.delta.extra) && r.str(e.delta.logprobs) &&
+          r.str(e.finish_reason)))
+      return r.error();
+    if (e.choice >= g.n_choices) return CodecError::malformed;
+  }
+  if (r.remaining() != 0) return CodecError::trailing_bytes;
+  out = std::move(g);
+  return CodecError::none;
+}
+
+}  // namespace reprox

@@ -1,0 +1,272 @@
+#include "proxy/cache/redis_store.hpp"
+
+#include <charconv>
+#include <future>
+#include <random>
+#include <stdexcept>
+
+#include "proxy/cache/entry_codec.hpp"
+
+namespace reprox {
+
+namespace {
+
+// KEYS[1] entry; ARGV[1] prefix. Replies {seq} (miss), {seq, 0} (stale:
+// written under an epoch that a purge has since bumped; deleted), or
+// {seq, value, pttl} (hit).
+constexpr const char* kGetScript = R"lua(
+local p = ARGV[1]
+local seq = redis.call('GET', p .. 'epoch:seq') or '0'
+local v = redis.call('GET', KEYS[1])
+if not v then return {seq} end
+local ea, em, en, ml, nl, h = string.match(v, '^(%d+),(%d+),(%d+),(%d+),(%d+),%d+,%d+;()')
+if not ea then return {seq, v, redis.call('PTTL', KEYS[1])} end
+ml = tonumber(ml)
+nl = tonumber(nl)
+local model = string.sub(v, h, h + ml - 1)
+local ns = string.sub(v, h + ml, h + ml + nl - 1)
+local cur = redis.call('MGET', p .. 'epoch:all', p .. 'epoch:model:' .. model, p .. 'epoch:ns:' .. ns)
+if (cur[1] or '0') ~= ea or (cur[2] or '0') ~= em or (cur[3] or '0') ~= en then
+  redis.call('DEL', KEYS[1])
+  return {seq, 0}
+end
+return {seq, v, redis.call('PTTL', KEYS[1])}
+)lua";
+
+// KEYS[1] entry; ARGV: prefix, model, ns, stored ms, ttl ms, encoded
+// generation. Stamps the entry with the epochs current at write time.
+constexpr const char* kPutScript = R"lua(
+local p = ARGV[1]
+local cur = redis.call('MGET', p .. 'epoch:all', p .. 'epoch:model:' .. ARGV[2], p .. 'epoch:ns:' .. ARGV[3])
+local h = (cur[1] or '0') .. ',' .. (cur[2] or '0') .. ',' .. (cur[3] or '0') .. ',' .. #ARGV[2] .. ',' ..
+          #ARGV[3] .. ',' .. ARGV[4] .. ',' .. ARGV[5] .. ';'
+redis.call('SET', KEYS[1], h .. ARGV[2] .. ARGV[3] .. ARGV[6], 'PX', ARGV[5])
+return 1
+)lua";
+
+// KEYS[1] the scope's epoch; ARGV[1] prefix. Returns the new epoch:seq.
+constexpr const char* kPurgeScript = R"lua(
+redis.call('INCR', KEYS[1])
+return redis.call('INCR', ARGV[1] .. 'epoch:seq')
+)lua";
+
+bool parse_u64(std::string_view s, uint64_t& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+uint64_t seq_of(const RedisValue& v) {
+  uint64_t seq = 0;
+  if (v.type == RedisValue::Type::integer) return uint64_t(v.integer);
+  if (v.type == RedisValue::Type::string) parse_u64(v.str, seq);
+  return seq;
+}
+
+// Splits "<7 comma-separated numbers>;" model ns blob.
+bool parse_entry(std::string_view v, int64_t& stored_ms, Generation& gen) {
+  auto semi = v.find(';');
+  if (semi == std::string_view::npos || semi > 200) return false;
+  std::string_view header = v.substr(0, semi);
+  uint64_t f[7];
+  for (int i = 0; i < 7; ++i) {
+    auto comma = header.find(',');
+    if ((comma == std::string_view::npos) != (i == 6)) return false;
+    if (!parse_u64(header.substr(0, comma), f[i])) return false;
+    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
+  }
+  std::string_view rest = v.substr(semi + 1);
+  if (f[3] > rest.size() || f[4] > rest.size() - f[3]) return false;
+  stored_ms = int64_t(f[5]);
+  if (decode_generation(rest.substr(f[3] + f[4]), gen) != CodecError::none) return false;
+  return gen.model == rest.substr(0, f[3]) && gen.ns == rest.substr(f[3], f[4]) && gen.complete();
+}
+
+std::string random_instance_id() {
+  std::random_device rd;
+  std::mt19937_64 rng((uint64_t(rd()) << 32) ^ rd());
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 16; ++i) id.push_back(hex[rng() & 15]);
+  return id;
+}
+
+RedisExecutorOptions executor_options(const RedisStoreOptions& o) {
+  RedisExecutorOptions e;
+  e.endpoint = o.endpoint;
+  e.timeouts = o.timeouts;
+  if (o.endpoint.connect_timeout_ms >= 0) e.timeouts.connect = std::chrono::milliseconds(o.endpoint.connect_timeout_ms);
+  if (o.endpoint.command_timeout_ms >= 0) e.timeouts.command = std::chrono::milliseconds(o.endpoint.command_timeout_ms);
+  e.breaker = o.breaker;
+  e.connections = o.connections;
+  e.queue_capacity = o.queue_capacity;
+  e.max_batch = o.max_batch;
+  return e;
+}
+
+}  // namespace
+
+RedisStoreOptions redis_store_options_from_url(const std::string& url) {
+  std::string error;
+  auto ep = parse_redis_url(url, &error);
+  if (!ep) throw std::invalid_argument("--redis: " + error);
+  RedisStoreOptions o;
+  o.endpoint = *ep;
+  return o;
+}
+
+RedisStore::RedisStore(RedisStoreOptions options)
+    : options_(std::move(options)),
+      instance_id_(options_.instance_id.empty() ? random_instance_id() : options_.instance_id),
+      executor_(executor_options(options_), [this](const char* op) { count_error(op); }) {
+  if (options_.prefix.empty()) throw std::invalid_argument("redis store: empty key prefix");
+  executor_.timer().schedule_after(std::chrono::milliseconds(0), [this] { poll_epoch(); });
+}
+
+RedisStore::~RedisStore() { executor_.stop(); }
+
+std::chrono::milliseconds RedisStore::get_deadline() const {
+  return options_.get_deadline.count() > 0 ? options_.get_deadline : executor_.options().timeouts.command;
+}
+
+void RedisStore::count_error(const char* op) {
+  ++errors_;
+  if (options_.on_error) options_.on_error(op);
+}
+
+RedisArgv RedisStore::get_command(const std::string& key) const {
+  return {"EVAL", kGetScript, "1", redis_key(key), options_.prefix};
+}
+
+Lookup RedisStore::parse_get_reply(const RedisValue& reply, uint64_t& seq) {
+  seq = 0;
+  if (reply.type != RedisValue::Type::array || reply.elements.empty()) {
+    count_error("get");
+    return {LookupStatus::error, {}};
+  }
+  seq = seq_of(reply.elements[0]);
+  observe_seq(seq);
+  if (reply.elements.size() == 2) ++stale_;
+  if (reply.elements.size() != 3) {
+    ++misses_;
+    return {};
+  }
+  auto gen = std::make_shared<Generation>();
+  int64_t stored_ms = 0;
+  if (reply.elements[1].type != RedisValue::Type::string || !parse_entry(reply.elements[1].str, stored_ms, *gen)) {
+    count_error("decode");
+    return {LookupStatus::error, {}};
+  }
+  ++hits_;
+  Lookup out{LookupStatus::hit, {}};
+  int64_t now = now_unix_ms();
+  out.entry.generation = std::move(gen);
+  out.entry.stored_unix_ms = stored_ms;
+  long long pttl = reply.elements[2].integer;
+  out.entry.expires_unix_ms = pttl > 0 ? now + pttl : 0;
+  out.entry.tier = tier();
+  return out;
+}
+
+void RedisStore::get_checked(const std::string& key, std::function<void(Lookup, uint64_t)> done) {
+  auto job = std::make_shared<RedisJob>();
+  job->op = "get";
+  job->commands.push_back(get_command(key));
+  job->done = [this, done = std::move(done)](RedisJobResult& r) {
+    if (!r.ok) {
+      ++misses_;
+      return done(Lookup{LookupStatus::miss, {}}, 0);
+    }
+    uint64_t seq = 0;
+    Lookup lookup = parse_get_reply(r.replies[0], seq);
+    if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
+    done(std::move(lookup), seq);
+  };
+  executor_.submit(shard_of(key), job, TimerQueue::Clock::now() + get_deadline());
+}
+
+void RedisStore::get(const std::string& key, std::function<void(Lookup)> done) {
+  get_checked(key, [done = std::move(done)](Lookup lookup, uint64_t) { done(std::move(lookup)); });
+}
+
+void RedisStore::put(const std::string& key, std::shared_ptr<const Generation> generation,
+                     std::chrono::seconds ttl) {
+  if (!generation || !generation->complete()) return;
+  if (ttl.count() <= 0) ttl = options_.default_ttl;
+  auto job = std::make_shared<RedisJob>();
+  job->op = "put";
+  int64_t ttl_ms = int64_t(ttl.count()) * 1000;
+  job->commands.push_back({"EVAL", kPutScript, "1", redis_key(key), options_.prefix, generation->model,
+                           generation->ns, std::to_string(now_unix_ms()), std::to_string(ttl_ms),
+                           encode_generation(*generation)});
+  job->done = [this](RedisJobResult& r) {
+    if (r.ok && r.replies[0].is_error()) count_error("put");
+  };
+  executor_.submit(shard_of(key), job);
+}
+
+void RedisStore::erase(const std::string& key) {
+  auto job = std::make_shared<RedisJob>();
+  job->op = "erase";
+  job->commands.push_back({"DEL", redis_key(key)});
+  executor_.submit(shard_of(key), job);
+}
+
+void RedisStore::purge(const PurgeScope& scope, std::function<void(bool)> done) {
+  std::string epoch = options_.prefix + "epoch:";
+  switch (scope.kind) {
+    case PurgeScope::Kind::all: epoch += "all"; break;
+    case PurgeScope::Kind::model: epoch += "model:" + scope.name; break;
+    case PurgeScope::Kind::ns: epoch += "ns:" + scope.name; break;
+  }
+  auto job = std::make_shared<RedisJob>();
+  job->op = "purge";
+  job->commands.push_back({"EVAL", kPurgeScript, "1", epoch, options_.prefix});
+  job->done = [this, done = std::move(done)](RedisJobResult& r) {
+    bool ok = r.ok && r.replies[0].type == RedisValue::Type::integer;
+    if (r.ok && !ok) count_error("purge");
+    if (ok) observe_seq(uint64_t(r.replies[0].integer));
+    if (done) done(ok);
+  };
+  // Earlier puts must not land after the bump: wait for every shard.
+  auto t = executor_.options().timeouts;
+  executor_.submit_after_all(job, TimerQueue::Clock::now() + t.command * 3 + t.connect);
+}
+
+uint64_t RedisStore::clear() {
+  auto promise = std::make_shared<std::promise<bool>>();
+  auto result = promise->get_future();
+  purge(PurgeScope{}, [promise](bool ok) { promise->set_value(ok); });
+  result.wait();  // bounded: the purge job has a deadline
+  return 0;
+}
+
+void RedisStore::set_epoch_listener(std::function<void(uint64_t)> listener) {
+  std::lock_guard lock(listener_mutex_);
+  listener_ = std::move(listener);
+}
+
+void RedisStore::observe_seq(uint64_t seq) {
+  uint64_t old = seq_.exchange(seq);
+  if (old == seq) return;
+  std::lock_guard lock(listener_mutex_);
+  if (listener_) listener_(seq);
+}
+
+void RedisStore::poll_epoch() {
+  if (executor_.breaker().allow()) {
+    auto job = std::make_shared<RedisJob>();
+    job->op = "epoch";
+    job->commands.push_back({"GET", options_.prefix + "epoch:seq"});
+    job->done = [this](RedisJobResult& r) {
+      if (r.ok) observe_seq(seq_of(r.replies[0]));
+    };
+    executor_.submit(poll_shard_++, job, TimerQueue::Clock::now() + executor_.options().timeouts.command);
+  }
+  executor_.timer().schedule_after(options_.epoch_poll, [this] { poll_epoch(); });
+}
+
+RedisStoreStats RedisStore::stats() const {
+  return RedisStoreStats{hits_.load(), misses_.load(), errors_.load(), stale_.load()};
+}
+
+}  // namespace reprox

@@ -1,0 +1,122 @@
+#include "proxy/cache/entry_codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tests/redis/test_util.hpp"
+
+namespace reprox {
+namespace {
+
+TEST(EntryCodec, RoundTripsEveryField) {
+  auto g = testing::sample_generation("round trip", 3);
+  g->usage = Usage{-1, INT64_MAX, INT64_MIN};
+  g->created_unix_ms = -5;
+  std::string bytes = encode_generation(*g);
+  EXPECT_EQ(bytes.substr(0, 4), "RPXG");
+  EXPECT_EQ(uint8_t(bytes[4]), kEntryCodecVersion);
+  Generation out;
+  ASSERT_EQ(decode_generation(bytes, out), CodecError::none);
+  testing::expect_same_generation(*g, out);
+}
+
+TEST(EntryCodec, EmptyGenerationRoundTrips) {
+  Generation g, out;
+  ASSERT_EQ(decode_generation(encode_generation(g), out), CodecError::none);
+  EXPECT_TRUE(out.events.empty());
+  EXPECT_EQ(out.n_choices, 1u);
+}
+
+TEST(EntryCodec, EncodingIsCompact) {
+  auto g = testing::sample_generation("compact", 1);
+  size_t payload = 0;
+  for (const auto& e : g->events)
+    payload += e.delta.content.size() + e.delta.extra.size() + e.delta.logprobs.size() + e.finish_reason.size();
+  payload += g->model.size() + g->system_fingerprint.size() + g->ns.size();
+  EXPECT_LE(encode_generation(*g).size(), payload + 60);
+}
+
+TEST(EntryCodec, RejectsEveryTruncation) {
+  std::string bytes = encode_generation(*testing::sample_generation("truncate me", 2));
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    Generation out;
+    EXPECT_NE(decode_generation(std::string_view(bytes.data(), n), out), CodecError::none) << n;
+  }
+}
+
+TEST(EntryCodec, RejectsRandomBitFlips) {
+  std::string bytes = encode_generation(*testing::sample_generation("flip", 2));
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 5000; ++trial) {
+    std::string bad = bytes;
+    int flips = 1 + int(rng() % 3);
+    for (int f = 0; f < flips; ++f) bad[rng() % bad.size()] ^= char(1u << (rng() % 8));
+    if (bad == bytes) continue;
+    Generation out;
+    EXPECT_NE(decode_generation(bad, out), CodecError::none) << trial;
+  }
+}
+
+TEST(EntryCodec, RandomGarbageNeverCrashes) {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 5000; ++trial) {
+    std::string junk(rng() % 64, '\0');
+    for (auto& c : junk) c = char(rng());
+    if (trial % 2) junk = "RPXG\x01" + junk;  // past the magic, into the body
+    Generation out;
+    EXPECT_NE(decode_generation(junk, out), CodecError::none);
+  }
+}
+
+TEST(EntryCodec, NamesWhatIsWrong) {
+  std::string bytes = encode_generation(*testing::sample_generation("x", 1));
+  Generation out;
+  std::string bad_magic = bytes;
+  bad_magic[0] = 'X';
+  EXPECT_EQ(decode_generation(bad_magic, out), CodecError::bad_magic);
+  std::string future = bytes;
+  future[4] = char(kEntryCodecVersion + 1);
+  EXPECT_EQ(decode_generation(future, out), CodecError::unknown_version);
+  EXPECT_EQ(decode_generation(bytes.substr(0, 3), out), CodecError::truncated);
+  std::string flipped = bytes;
+  flipped[10] ^= 1;
+  EXPECT_EQ(decode_generation(flipped, out), CodecError::bad_checksum);
+}
+
+// Bodies with a valid checksum but lying contents: the decoder must rely on
+// bounds, not on the checksum.
+std::string with_checksum(std::string body) {
+  std::string framed = "RPXG" + std::string(1, char(kEntryCodecVersion)) + body;
+  // CRC-32 (IEEE), computed here independently of the codec.
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char b : framed) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+  }
+  c ^= 0xFFFFFFFFu;
+  for (int i = 0; i < 4; ++i) framed.push_back(char(uint8_t(c >> (8 * i))));
+  return framed;
+}
+
+TEST(EntryCodec, RejectsLyingLengthsWithValidChecksum) {
+  Generation out;
+  // model length 2^62: far past the end.
+  EXPECT_EQ(decode_generation(with_checksum("\x80\x80\x80\x80\x80\x80\x80\x80\x40"), out), CodecError::truncated);
+  // 11-byte varint: malformed.
+  EXPECT_EQ(decode_generation(with_checksum(std::string(11, '\xff')), out), CodecError::malformed);
+  // Three empty strings, n_choices 1, zeros, then 2^40 events in a tiny body.
+  std::string body("\0\0\0\x01\0\0\0\0\x80\x80\x80\x80\x80\x20", 14);
+  EXPECT_EQ(decode_generation(with_checksum(body), out), CodecError::truncated);
+  // An event naming choice 5 of 1.
+  std::string bad_choice("\0\0\0\x01\0\0\0\0\x01\x05\0\0\0\0", 14);
+  EXPECT_EQ(decode_generation(with_checksum(bad_choice), out), CodecError::malformed);
+  // A valid body followed by junk.
+  std::string trailing("\0\0\0\x01\0\0\0\0\x00\x07", 10);
+  EXPECT_EQ(decode_generation(with_checksum(trailing), out), CodecError::trailing_bytes);
+  std::string fine("\0\0\0\x01\0\0\0\0\x00", 9);
+  EXPECT_EQ(decode_generation(with_checksum(fine), out), CodecError::none);
+}
+
+}  // namespace
+}  // namespace reprox
