@@ -123,12 +123,13 @@ class MetaspaceDecoder final : public Decoder {
       std::string& t = tokens[i];
       std::string out;
       out.reserve(t.size());
+      // As in HF: in the first token every replacement is dropped (not only a
+      // leading one) unless the prepend scheme is "never".
+      const bool drop = i == 0 && scheme_ != PrependScheme::Never;
       size_t k = 0;
-      if (i == 0 && scheme_ != PrependScheme::Never && t.compare(0, replacement_.size(), replacement_) == 0)
-        k = replacement_.size();
       while (k < t.size()) {
         if (t.compare(k, replacement_.size(), replacement_) == 0) {
-          out.push_back(' ');
+          if (!drop) out.push_back(' ');
           k += replacement_.size();
         } else {
           out.push_back(t[k++]);

@@ -115,12 +115,15 @@ std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const element& e, const std::s
   fail(origin, "unsupported pre_tokenizer type \"" + type + "\"");
 }
 
-std::unique_ptr<Decoder> parse_decoder(const element& e, const std::string& origin) {
+std::unique_ptr<Decoder> parse_decoder(const element& e, const std::string& origin, bool& has_byte_fallback) {
   if (e.is_null()) return nullptr;
   const std::string type = type_of(e, origin, "decoder");
   if (type == "ByteLevel") return make_byte_level_decoder();
   if (type == "Replace") return make_replace_decoder(parse_pattern(e, origin), get_string(e, "content"));
-  if (type == "ByteFallback") return make_byte_fallback_decoder();
+  if (type == "ByteFallback") {
+    has_byte_fallback = true;
+    return make_byte_fallback_decoder();
+  }
   if (type == "Fuse") return make_fuse_decoder();
   if (type == "Strip") {
     auto start = e["start"].get_uint64();
@@ -135,7 +138,7 @@ std::unique_ptr<Decoder> parse_decoder(const element& e, const std::string& orig
     auto arr = e["decoders"].get_array();
     if (arr.error()) fail(origin, "Sequence decoder has no \"decoders\" array");
     for (element child : arr.value())
-      if (auto d = parse_decoder(child, origin)) steps.push_back(std::move(d));
+      if (auto d = parse_decoder(child, origin, has_byte_fallback)) steps.push_back(std::move(d));
     return make_sequence_decoder(std::move(steps));
   }
   fail(origin, "unsupported decoder type \"" + type + "\"");
@@ -200,7 +203,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view json
   impl->model = parse_model(root["model"].value(), origin);
   if (!root["normalizer"].error()) impl->normalizer = parse_normalizer(root["normalizer"].value(), origin);
   if (!root["pre_tokenizer"].error()) impl->pre_tokenizer = parse_pre_tokenizer(root["pre_tokenizer"].value(), origin);
-  if (!root["decoder"].error()) impl->decoder = parse_decoder(root["decoder"].value(), origin);
+  if (!root["decoder"].error()) impl->decoder = parse_decoder(root["decoder"].value(), origin, impl->byte_fallback_decoder);
   auto added = root["added_tokens"].get_array();
   if (!added.error()) {
     for (element a : added.value()) {

@@ -3,7 +3,9 @@
 // on a complete character, so decoding the window reproduces exactly the
 // tail of the full decode (decoder rules that look at the first token, such
 // as Strip and Metaspace, see the same first token in prefix_ and in the
-// extended window).
+// extended window). A run of byte-fallback tokens is decoded as one group by
+// HF's ByteFallback (all of it becomes U+FFFD if invalid), so text is held
+// back while the window ends in such a token.
 #include "tokenizer.hpp"
 
 namespace reprox::tok {
@@ -19,14 +21,14 @@ StreamDecoder::StreamDecoder(std::shared_ptr<const Tokenizer> tokenizer, bool sk
     : tok_(std::move(tokenizer)), skip_special_(skip_special) {}
 
 std::string StreamDecoder::push(int32_t id) {
-  if (prefix_.empty() && !ids_.empty()) {
-    std::string p = tok_->decode(ids_, skip_special_);
-    if (!ends_with_replacement(p)) {
-      prefix_ = std::move(p);
-      prefix_index_ = ids_.size();
-    }
-  }
+  // Invariant: prefix_ == decode(ids_[0, prefix_index_)) and all of it has
+  // been returned already; ids_[prefix_index_, end) are held back.
   ids_.push_back(id);
+  // Tokens that decode to nothing (skipped specials, unknown ids) do not end
+  // a byte group either.
+  if (tok_->is_byte_fallback_token(id) || (skip_special_ && tok_->is_special(id)) || id < 0 ||
+      id >= tok_->vocab_size())
+    return {};
   std::string text = tok_->decode(ids_, skip_special_);
   if (text.size() <= prefix_.size() || ends_with_replacement(text) ||
       text.compare(0, prefix_.size(), prefix_) != 0)

@@ -1,5 +1,7 @@
 #include "tokenizer.hpp"
 
+#include <cstdio>
+
 #include "tokenizer_impl.hpp"
 #include "unicode_utils.hpp"
 
@@ -18,6 +20,13 @@ void Tokenizer::Impl::index_added_tokens() {
   raw_matcher = std::make_unique<AddedTokenMatcher>(std::move(raw));
   normalized_matcher = std::make_unique<AddedTokenMatcher>(std::move(norm));
   if (model && model->max_id() + 1 > vocab_size) vocab_size = model->max_id() + 1;
+  if (byte_fallback_decoder && model) {
+    for (int b = 0; b < 256; ++b) {
+      char name[8];
+      std::snprintf(name, sizeof(name), "<0x%02X>", b);
+      if (auto id = model->token_to_id(name)) byte_token_ids.insert(*id);
+    }
+  }
 }
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -109,5 +118,7 @@ std::string Tokenizer::id_to_token(int32_t id) const {
 }
 
 bool Tokenizer::is_special(int32_t id) const { return impl_->special_ids.count(id) > 0; }
+
+bool Tokenizer::is_byte_fallback_token(int32_t id) const { return impl_->byte_token_ids.count(id) > 0; }
 
 }  // namespace reprox::tok

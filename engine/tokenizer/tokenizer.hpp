@@ -37,6 +37,10 @@ class Tokenizer {
   std::optional<int32_t> token_to_id(std::string_view token) const;
   std::string id_to_token(int32_t id) const;  // raw vocab string; "" if unknown
   bool is_special(int32_t id) const;
+  // True for <0xXX> tokens when the decoder has a ByteFallback step. Such a
+  // token can change how the bytes before it decode (an invalid group turns
+  // into one U+FFFD per byte), so streaming holds text back across them.
+  bool is_byte_fallback_token(int32_t id) const;
 
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
@@ -51,6 +55,8 @@ class Tokenizer {
 // Incremental detokenizer: push() returns only text completed by the new
 // token, never a partial UTF-8 character; the concatenation of all push()
 // results and flush() equals tokenizer->decode(all ids, skip_special).
+// Text ending in byte-fallback tokens is released with the next other
+// token (or by flush), since a later byte can still invalidate the group.
 // Not thread-safe (one per stream).
 class StreamDecoder {
  public:

@@ -22,6 +22,8 @@ struct Tokenizer::Impl {
   std::unique_ptr<PreTokenizer> pre_tokenizer;  // may be null
   std::unique_ptr<BpeModel> model;
   std::unique_ptr<Decoder> decoder;  // may be null: tokens joined by " "
+  bool byte_fallback_decoder = false;  // the decoder chain has ByteFallback
+  std::unordered_set<int32_t> byte_token_ids;  // <0xXX> ids when it does
   std::vector<AddedToken> added;
   std::unordered_map<int32_t, size_t> added_by_id;
   std::unordered_map<std::string, int32_t> added_by_content;

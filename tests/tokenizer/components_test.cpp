@@ -192,6 +192,13 @@ TEST(Decoders, StripAndMetaspace) {
   Strings u{m + "Hey", m + "friend!"};
   make_metaspace_decoder(m, PrependScheme::Always)->decode_chain(u);
   EXPECT_EQ(u, (Strings{"Hey", " friend!"}));
+  // HF drops every replacement in the first token, not only a leading one.
+  Strings v{m + "a" + m, m + "b"};
+  make_metaspace_decoder(m, PrependScheme::First)->decode_chain(v);
+  EXPECT_EQ(v, (Strings{"a", " b"}));
+  Strings w{m + "a", m + "b"};
+  make_metaspace_decoder(m, PrependScheme::Never)->decode_chain(w);
+  EXPECT_EQ(w, (Strings{" a", " b"}));
 }
 
 TEST(Unicode, LossyMatchesMaximalSubparts) {
