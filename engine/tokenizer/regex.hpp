@@ -2,7 +2,8 @@
 // Split pre-tokenizer and the Replace normalizer.
 //
 // Thread-safety: a compiled Regex is immutable; find_all() allocates its own
-// match data per call, so it may be called concurrently from many threads.
+// match data per call and uses a per-thread JIT stack, so it may be called
+// concurrently from many threads.
 #pragma once
 
 #include <cstddef>
