@@ -9,6 +9,7 @@
 #include "policies/tenant.hpp"
 #include "proxy/app/router.hpp"
 #include "proxy/backend/upstream_backend.hpp"
+#include "proxy/cache/tiered_store.hpp"
 #include "proxy/server/server.hpp"
 
 namespace reprox {
@@ -59,6 +60,18 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   net::io_context ioc(so.io_threads);
   Metrics metrics;
   MemoryStore memory(MemoryStoreOptions{config.cache_bytes, std::chrono::seconds(config.cache_ttl)});
+  // --redis: Redis L2 behind the memory L1. Starts even when Redis is down
+  // (answers from L1, /healthz says "degraded" while the breaker is open).
+  std::unique_ptr<RedisStore> redis;
+  std::unique_ptr<TieredStore> tiered;
+  if (!config.redis.empty()) {
+    auto ro = redis_store_options_from_url(config.redis);
+    ro.default_ttl = std::chrono::seconds(config.cache_ttl);
+    ro.on_error = [&metrics](const char* op) { metrics.store_error("redis", op); };
+    spdlog::info("shared cache tier: redis at {}", ro.endpoint.describe());
+    redis = std::make_unique<RedisStore>(std::move(ro));
+    tiered = std::make_unique<TieredStore>(memory, *redis);
+  }
 
   AppContext app;
   app.options.default_seed = config.default_seed;
@@ -67,7 +80,8 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   app.options.cache_ttl = std::chrono::seconds(config.cache_ttl);
   app.metrics = &metrics;
   app.memory = &memory;
-  app.store = &memory;
+  app.store = tiered ? static_cast<CacheStore*>(tiered.get()) : &memory;
+  app.health_detail = [r = redis.get()] { return std::string(r && !r->healthy() ? "degraded" : "ok"); };
 
   std::unique_ptr<Backend> backend;
   if (!config.upstream.empty()) {
