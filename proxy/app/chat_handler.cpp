@@ -24,8 +24,12 @@ void add_key_headers(http::fields& h, const ChatContext& c, const char* cache) {
   h.set("x-reprox-seed", std::to_string(c.key.seed));
 }
 
+// Every answer for a key shows that key's model and fingerprint, as live
+// streams must (they start before the backend reports its own fingerprint at
+// completion): a miss, its followers and later hits then agree byte for byte
+// apart from id and created.
 void answer_from_generation(ChatContext& c, const Generation& gen, const char* cache, int64_t age_seconds) {
-  auto meta = api::fresh_meta(gen.model, gen.system_fingerprint);
+  auto meta = api::fresh_meta(c.model_id, c.fingerprint);
   if (c.request.stream) {
     http::response<http::string_body> res{http::status::ok, 11};
     res.set(http::field::content_type, "text/event-stream");
