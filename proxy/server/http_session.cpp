@@ -7,7 +7,8 @@ namespace reprox {
 
 HttpSession::HttpSession(tcp::socket&& socket, RequestHandler& handler, const ServerOptions& options,
                          std::shared_ptr<ConnectionTracker> tracker)
-    : stream_(std::move(socket)), handler_(handler), options_(options), tracker_(std::move(tracker)) {}
+    : stream_(std::move(socket)), handler_(handler), options_(options), tracker_(std::move(tracker)),
+      read_deadline_(stream_.get_executor()) {}
 
 HttpSession::~HttpSession() {
   if (tracker_id_) tracker_->remove(tracker_id_);
@@ -32,7 +33,8 @@ void HttpSession::do_read() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
   parser_->body_limit(options_.body_limit);
-  stream_.expires_after(options_.read_timeout);
+  stream_.expires_never();
+  arm_read_deadline();
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
 }
@@ -64,18 +66,39 @@ void HttpSession::on_header(beast::error_code ec) {
 }
 
 void HttpSession::read_body() {
-  stream_.expires_after(options_.read_timeout);
+  stream_.expires_never();  // the read deadline armed in do_read still runs
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
 }
 
+// The read deadline is a timer of its own, not the stream's expiry: Beast's
+// expiry closes the socket, which would leave no way to send the 408. On
+// expiry the timer only cancels the pending read.
+void HttpSession::arm_read_deadline() {
+  uint64_t seq = ++read_deadline_seq_;
+  read_timed_out_ = false;
+  read_deadline_.expires_after(options_.read_timeout);
+  read_deadline_.async_wait([self = shared_from_this(), seq](beast::error_code ec) {
+    if (ec || seq != self->read_deadline_seq_ || self->closed_) return;
+    self->read_timed_out_ = true;
+    beast::error_code ignored;
+    self->stream_.socket().cancel(ignored);
+  });
+}
+
+void HttpSession::stop_read_deadline() {
+  ++read_deadline_seq_;  // a completion already queued becomes stale
+  read_deadline_.cancel();
+}
+
 void HttpSession::on_read(beast::error_code ec) {
-  if (ec == http::error::end_of_stream) return close_gracefully();
-  if (ec == beast::error::timeout) {
+  stop_read_deadline();
+  if (ec && read_timed_out_) {
     if (parser_ && parser_->got_some())
       return reject(http::status::request_timeout, "the request was not received in time", "invalid_request_error");
     return close_now();
   }
+  if (ec == http::error::end_of_stream) return close_gracefully();
   if (ec == http::error::header_limit)
     return reject(http::status::request_header_fields_too_large, "request headers are too large",
                   "invalid_request_error");
@@ -94,6 +117,7 @@ void HttpSession::on_read(beast::error_code ec) {
 }
 
 void HttpSession::reject(http::status status, const std::string& message, const char* type) {
+  stop_read_deadline();
   in_request_ = true;
   ++answer_seq_;
   keep_alive_ = false;
@@ -162,6 +186,7 @@ void HttpSession::close_gracefully() {
 void HttpSession::close_now() {
   if (closed_) return;
   closed_ = true;
+  stop_read_deadline();
   if (source_) {
     source_->abort();
     source_.reset();

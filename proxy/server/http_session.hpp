@@ -43,6 +43,8 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   void do_read();
   void on_header(beast::error_code ec);
   void read_body();
+  void arm_read_deadline();
+  void stop_read_deadline();
   void on_read(beast::error_code ec);
   void reject(http::status status, const std::string& message, const char* type);
   void write_response();
@@ -63,6 +65,9 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   std::shared_ptr<ConnectionTracker> tracker_;
   uint64_t tracker_id_ = 0;
   std::optional<http::request_parser<http::string_body>> parser_;
+  net::steady_timer read_deadline_;  // one request's whole read (header and body)
+  uint64_t read_deadline_seq_ = 0;   // stale-completion guard for read_deadline_
+  bool read_timed_out_ = false;
 
   bool keep_alive_ = true;
   bool in_request_ = false;  // between reading a request and finishing its answer
