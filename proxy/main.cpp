@@ -1,5 +1,6 @@
 // reprox: wiring only. Each subcommand lives with its component.
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -12,6 +13,8 @@
 
 int main(int argc, char** argv) {
   using reprox::Config;
+  // Logs go to stderr; stdout belongs to subcommands' output.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("reprox"));
   CLI::App app{"reprox: a reproducible caching proxy for LLM chat (OpenAI Chat Completions API)"};
   app.require_subcommand(1);
 

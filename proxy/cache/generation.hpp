@@ -43,9 +43,24 @@ struct Generation {
   int64_t created_unix_ms = 0;  // when the generation completed (for `age`)
 
   // True when every choice has a finish_reason: only then may it be stored.
-  bool complete() const;
+  bool complete() const {
+    std::vector<bool> finished(n_choices, false);
+    uint32_t count = 0;
+    for (const auto& e : events) {
+      if (e.finish_reason.empty() || e.choice >= n_choices || finished[e.choice]) continue;
+      finished[e.choice] = true;
+      ++count;
+    }
+    return n_choices > 0 && count == n_choices;
+  }
   // Approximate heap footprint, for the cache's byte budget.
-  size_t byte_size() const;
+  size_t byte_size() const {
+    size_t bytes = sizeof(*this) + model.size() + system_fingerprint.size() + ns.size();
+    for (const auto& e : events)
+      bytes += sizeof(e) + e.delta.content.size() + e.delta.extra.size() + e.delta.logprobs.size() +
+               e.finish_reason.size();
+    return bytes;
+  }
 };
 
 }  // namespace reprox

@@ -1,0 +1,171 @@
+// Reproducibility suite driver. Runs every case of cases.json through the
+// local backend exactly as `reprox serve` would (same parser, same defaults),
+// renders each answer with the server's renderer, and hashes the bytes of
+// its "choices" array. --write stores the hashes; --check compares them in
+// this fresh process and also checks that changing the seed changes sampled
+// outputs. Exit 0 on success.
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+
+#include "engine/runtime/local_backend.hpp"
+#include "policies/canonical_key.hpp"
+#include "policies/tenant.hpp"
+#include "proxy/api/chat_request_parser.hpp"
+#include "proxy/api/chat_response.hpp"
+
+namespace {
+
+using namespace reprox;
+
+constexpr uint64_t kDefaultSeed = 42;
+constexpr int64_t kDefaultMaxTokens = 256;
+
+class CollectingSink final : public GenerationSink {
+ public:
+  explicit CollectingSink(uint32_t n) { gen_.n_choices = n; }
+  void on_event(GenEvent e) override { gen_.events.push_back(std::move(e)); }
+  void on_complete(const Usage& u, const std::string& fp) override {
+    gen_.usage = u;
+    gen_.system_fingerprint = fp;
+    done_.set_value(true);
+  }
+  void on_error(const api::ApiError& e) override {
+    error_ = e.to_json();
+    done_.set_value(false);
+  }
+  std::promise<bool> done_;
+  Generation gen_;
+  std::string error_;
+};
+
+// The bytes of the answer's "choices" array as the server renders them.
+std::string choices_bytes(const Generation& gen) {
+  api::ResponseMeta meta{"chatcmpl-repro", 0, "m", gen.system_fingerprint};
+  std::string body = api::render_completion(meta, gen);
+  auto start = body.find("\"choices\":");
+  auto end = body.rfind(",\"usage\":");
+  return body.substr(start, end - start);
+}
+
+std::optional<std::string> run_case(engine::LocalBackend& backend, const std::string& body, std::optional<uint64_t> seed_override,
+                                    std::string* error) {
+  auto parsed = api::parse_chat_request(body);
+  if (!parsed) {
+    *error = parsed.error.to_json();
+    return std::nullopt;
+  }
+  auto req = std::make_shared<BackendRequest>();
+  req->chat = std::move(*parsed.request);
+  req->model_id = backend.models().front().id;
+  req->seed = seed_override ? *seed_override : req->chat.seed.value_or(kDefaultSeed);
+  req->max_tokens = policy::effective_max_tokens(req->chat, kDefaultMaxTokens);
+  auto sink = std::make_shared<CollectingSink>(static_cast<uint32_t>(req->chat.n));
+  auto done = sink->done_.get_future();
+  api::ApiError err;
+  auto handle = backend.generate(req, sink, &err);
+  if (!handle) {
+    *error = err.to_json();
+    return std::nullopt;
+  }
+  if (!done.get()) {
+    *error = sink->error_;
+    return std::nullopt;
+  }
+  return choices_bytes(sink->gen_);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model, cases_path, write_path, check_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--model") model = argv[i + 1];
+    else if (a == "--cases") cases_path = argv[i + 1];
+    else if (a == "--write") write_path = argv[i + 1];
+    else if (a == "--check") check_path = argv[i + 1];
+  }
+  if (model.empty() || cases_path.empty() || (write_path.empty() == check_path.empty())) {
+    std::cerr << "usage: reprox_repro --model DIR --cases cases.jsonl (--write|--check) expected.json\n";
+    return 2;
+  }
+  // One request body per line, sent verbatim (64-bit seeds stay exact).
+  std::vector<std::string> lines;
+  json::Array parsed_cases;
+  {
+    std::ifstream in(cases_path);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      json::Value c;
+      if (auto err = json::parse(line, c); err || !c.is_object()) {
+        std::cerr << "bad case line " << lines.size() << ": " << err.message << "\n";
+        return 2;
+      }
+      lines.push_back(line);
+      parsed_cases.push_back(c);
+    }
+  }
+  const json::Value cases(std::move(parsed_cases));
+  engine::EngineOptions options;
+  options.model_dir = model;
+  engine::LocalBackend backend(options);
+
+  std::vector<std::string> hashes;
+  int failures = 0, seed_checked = 0;
+  for (size_t i = 0; i < cases.as_array().size(); ++i) {
+    const auto& c = cases.as_array()[i];
+    std::string body = lines[i], error;
+    auto bytes = run_case(backend, body, std::nullopt, &error);
+    if (!bytes) {
+      std::cerr << "case " << i << ": " << error << "\n";
+      return 1;
+    }
+    hashes.push_back(policy::sha256_hex(*bytes));
+    // Same request, same seed: same bytes, every time.
+    auto again = run_case(backend, body, std::nullopt, &error);
+    if (!again || *again != *bytes) {
+      std::cerr << "case " << i << ": a second run in the same process differs\n";
+      ++failures;
+    }
+    // A different seed must change a sampled output of some length.
+    const json::Value* t = c.find("temperature");
+    const json::Value* mt = c.find("max_tokens");
+    bool sampled = !(t && t->as_double() == 0) && !c.find("logit_bias") && mt && mt->as_int() >= 16;
+    if (sampled) {
+      ++seed_checked;
+      auto seed = c.find("seed") ? c.find("seed")->as_uint() : kDefaultSeed;
+      auto other = run_case(backend, body, seed + 1, &error);
+      if (!other || *other == *bytes) {
+        std::cerr << "case " << i << ": seed " << seed + 1 << " gave the same output as seed " << seed << "\n";
+        ++failures;
+      }
+    }
+  }
+  if (!write_path.empty()) {
+    std::ofstream out(write_path);
+    out << "[\n";
+    for (size_t i = 0; i < hashes.size(); ++i) out << "  \"" << hashes[i] << "\"" << (i + 1 < hashes.size() ? ",\n" : "\n");
+    out << "]\n";
+    std::cerr << "wrote " << hashes.size() << " hashes; fingerprint " << backend.fingerprint("") << "\n";
+    return failures ? 1 : 0;
+  }
+  std::stringstream expected_text;
+  expected_text << std::ifstream(check_path).rdbuf();
+  json::Value expected;
+  if (auto err = json::parse(expected_text.str(), expected); err || !expected.is_array() ||
+      expected.as_array().size() != hashes.size()) {
+    std::cerr << "bad expected file " << check_path << "\n";
+    return 1;
+  }
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    if (expected.as_array()[i].as_string() != hashes[i]) {
+      std::cerr << "case " << i << ": sha256 " << hashes[i] << " != committed " << expected.as_array()[i].as_string() << "\n";
+      ++failures;
+    }
+  }
+  std::cout << hashes.size() << " cases, " << seed_checked << " seed-sensitivity checks, " << failures << " failures\n";
+  std::cout << (hashes.size() * 2 + seed_checked - failures) << " passed, " << failures << " failed\n";
+  return failures ? 1 : 0;
+}
