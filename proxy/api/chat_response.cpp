@@ -136,6 +136,18 @@ void write_usage(std::string& out, const Usage& usage) {
 }
 
 std::string render_completion(const ResponseMeta& meta, const Generation& gen) {
+  return render_completion_from_tail(meta, render_completion_tail(gen));
+}
+
+std::string render_completion_from_tail(const ResponseMeta& meta, const std::string& tail) {
+  std::string out;
+  out.reserve(192 + meta.model.size() + meta.system_fingerprint.size() + tail.size());
+  write_head(out, meta, "chat.completion");
+  out += tail;
+  return out;
+}
+
+std::string render_completion_tail(const Generation& gen) {
   struct ChoiceText {
     std::string content, logprobs, finish_reason;
     bool has_logprobs = false;
@@ -155,8 +167,7 @@ std::string render_completion(const ResponseMeta& meta, const Generation& gen) {
     if (!e.finish_reason.empty()) c.finish_reason = e.finish_reason;
   }
   std::string out;
-  out.reserve(256 + gen.byte_size());
-  write_head(out, meta, "chat.completion");
+  out.reserve(128 + gen.byte_size());
   out += ",\"choices\":[";
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto& c = choices[i];

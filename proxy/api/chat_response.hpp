@@ -21,8 +21,13 @@ struct ResponseMeta {
 ResponseMeta fresh_meta(const std::string& model, const std::string& system_fingerprint);
 std::string new_completion_id();
 
-// Full non-streaming body.
+// Full non-streaming body: render_completion_from_tail(meta, render_completion_tail(gen)).
 std::string render_completion(const ResponseMeta& meta, const Generation& gen);
+// The part of the body that is the same for every answer from `gen`: all
+// after the head (id, object, created, model, system_fingerprint), that is
+// `,"choices":[...],"usage":{...}}`. Lets hits render it once per entry.
+std::string render_completion_tail(const Generation& gen);
+std::string render_completion_from_tail(const ResponseMeta& meta, const std::string& tail);
 
 // Streaming: one `data: {...}\n\n` event. `first_of_choice` adds the
 // assistant role to the delta, as OpenAI does on a choice's first chunk.

@@ -1,6 +1,8 @@
 #include "proxy/app/chat_handler.hpp"
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 
 #include "policies/cache_policy.hpp"
 #include "policies/canonical_key.hpp"
@@ -24,11 +26,32 @@ void add_key_headers(http::fields& h, const ChatContext& c, const char* cache) {
   h.set("x-reprox-seed", std::to_string(c.key.seed));
 }
 
+// The JSON tail of a complete generation, rendered once per entry and thread
+// (hits of one entry repeat it; only the head with id and created is fresh).
+// Slots are keyed by the generation's address; the weak_ptr proves that
+// address still holds the same object.
+std::shared_ptr<const std::string> completion_tail(const std::shared_ptr<const Generation>& gen) {
+  struct Slot {
+    const Generation* raw = nullptr;
+    std::weak_ptr<const Generation> alive;
+    std::shared_ptr<const std::string> tail;
+  };
+  thread_local std::array<Slot, 64> memo;
+  Slot& slot = memo[(reinterpret_cast<std::uintptr_t>(gen.get()) / alignof(Generation)) % memo.size()];
+  if (slot.raw != gen.get() || slot.alive.expired()) {
+    slot.raw = gen.get();
+    slot.alive = gen;
+    slot.tail = std::make_shared<const std::string>(api::render_completion_tail(*gen));
+  }
+  return slot.tail;
+}
+
 // Every answer for a key shows that key's model and fingerprint, as live
 // streams must (they start before the backend reports its own fingerprint at
 // completion): a miss, its followers and later hits then agree byte for byte
 // apart from id and created.
-void answer_from_generation(ChatContext& c, const Generation& gen, const char* cache, int64_t age_seconds) {
+void answer_from_generation(ChatContext& c, const std::shared_ptr<const Generation>& gen, const char* cache,
+                            int64_t age_seconds) {
   auto meta = api::fresh_meta(c.model_id, c.fingerprint);
   if (c.request.stream) {
     http::response<http::string_body> res{http::status::ok, 11};
@@ -36,14 +59,14 @@ void answer_from_generation(ChatContext& c, const Generation& gen, const char* c
     res.set(http::field::cache_control, "no-cache");
     add_key_headers(res.base(), c, cache);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
-    res.body() = api::render_stream(meta, gen, c.request.include_usage);
+    res.body() = api::render_stream(meta, *gen, c.request.include_usage);
     c.responder->respond(std::move(res));
   } else {
     Response res{http::status::ok, 11};
     res.set(http::field::content_type, "application/json");
     add_key_headers(res.base(), c, cache);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
-    res.body() = api::render_completion(meta, gen);
+    res.body() = api::render_completion_from_tail(meta, *completion_tail(gen));
     c.responder->respond(std::move(res));
   }
   c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());
@@ -111,7 +134,7 @@ class FlightReader final : public StreamSource, public std::enable_shared_from_t
     if (r.state == FlightState::complete) {
       auto result = flight_->result();
       leave();
-      answer_from_generation(*c_, *result, cache_, -1);
+      answer_from_generation(*c_, result, cache_, -1);
     } else if (r.state == FlightState::failed) {
       fail(flight_->error());
     }
@@ -258,7 +281,7 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
         const auto& max_age = c->request.cache.max_age_seconds;
         if (!max_age || age <= *max_age) {
           app.metrics->lookup("hit");
-          return answer_from_generation(*c, *lookup.entry.generation, "hit", age);
+          return answer_from_generation(*c, lookup.entry.generation, "hit", age);
         }
       }
       if (c->request.cache.only_if_cached) {

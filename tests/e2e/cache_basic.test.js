@@ -5,7 +5,7 @@ const assert = require('node:assert/strict');
 const h = require('./harness');
 
 test('chat completions: miss then hit, seed injected and echoed', async (t) => {
-  const { upstream, proxy } = await h.startStack(t);
+  const { upstream, proxy } = await h.startStack(t, { args: ['--admin-token', 'adm'] });
 
   await t.test('a miss then a hit with identical choices', async () => {
     const body = h.chatBody();
@@ -59,5 +59,44 @@ test('chat completions: miss then hit, seed injected and echoed', async (t) => {
     assert.equal(a.cache, 'miss');
     assert.equal(b.cache, 'hit');
     assert.equal(b.key, a.key);
+  });
+
+  await t.test('hits of several entries, interleaved, each replay their own answer with fresh ids', async () => {
+    const bodies = [1, 2, 3].map((w) => h.chatBody({ user: `words=${w}` }));
+    const misses = [];
+    for (const b of bodies) misses.push(await h.postChat(proxy, b));
+    const ids = new Set(misses.map((m) => m.json.id));
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < bodies.length; i++) {
+        const hit = await h.postChat(proxy, bodies[i]);
+        assert.equal(hit.cache, 'hit');
+        const { id, created, ...rest } = hit.json;
+        const { id: id0, created: created0, ...rest0 } = misses[i].json;
+        assert.deepEqual(rest, rest0);
+        assert.ok(!ids.has(id), 'a fresh id per answer');
+        ids.add(id);
+        assert.ok(Math.abs(created - Math.floor(Date.now() / 1000)) <= 2, 'created is the time of this answer');
+      }
+    }
+  });
+
+  await t.test('after a purge, a regenerated entry is answered, never the old one', async () => {
+    const text = `regenerated ${Date.now()}`;
+    const first = await h.postChat(proxy, h.chatBody({ user: 'words=2' }, text));
+    assert.equal((await h.postChat(proxy, h.chatBody({}, text))).cache, 'hit');
+    for (let i = 0; i < 3; i++) {
+      const purge = await fetch(`${proxy.base}/reprox/v1/purge`, {
+        method: 'POST', headers: { authorization: 'Bearer adm' }, body: '{"all":true}' });
+      assert.equal(purge.status, 200);
+      // `user` steers the scripted upstream but is not part of the key.
+      const words = 5 + i;
+      const again = await h.postChat(proxy, h.chatBody({ user: `words=${words}` }, text));
+      assert.equal(again.cache, 'miss');
+      assert.equal(again.key, first.key);
+      const hit = await h.postChat(proxy, h.chatBody({}, text));
+      assert.equal(hit.cache, 'hit');
+      assert.match(hit.json.choices[0].message.content, new RegExp(` w${words}$`));
+      assert.equal(hit.json.choices[0].message.content, again.json.choices[0].message.content);
+    }
   });
 });
