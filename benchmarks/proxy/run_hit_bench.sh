@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Cache-hit throughput of reprox side by side with nginx serving the same
+# answer bytes as a static file, with the same wrk settings in the same run.
+#
+#   benchmarks/proxy/run_hit_bench.sh [path/to/reprox]
+#
+# Environment: DURATION (10s), CONNECTIONS (64), ROUNDS (1; alternates
+# nginx/reprox each round), SERVER_CPU (0) and WRK_CPU (1) for taskset
+# pinning: one core of server each side, wrk on the other core.
+# Needs: wrk, nginx, node, curl, taskset.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+reprox="${1:-$repo/build/reprox}"
+duration="${DURATION:-10s}"
+connections="${CONNECTIONS:-64}"
+rounds="${ROUNDS:-1}"
+server_cpu="${SERVER_CPU:-0}"
+wrk_cpu="${WRK_CPU:-1}"
+script="$here/hit.lua"
+
+[ -x "$reprox" ] || { echo "reprox binary not found: $reprox" >&2; exit 1; }
+reprox="$(cd "$(dirname "$reprox")" && pwd)/$(basename "$reprox")"
+for tool in wrk nginx node curl taskset; do
+  command -v "$tool" >/dev/null || { echo "missing tool: $tool" >&2; exit 1; }
+done
+
+work="$(mktemp -d /tmp/reprox-hit-bench.XXXXXX)"
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+wait_for_line() {  # file pattern
+  for _ in $(seq 1 200); do
+    grep -qE "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
+}
+
+# 1. The scripted upstream and reprox (one I/O thread, pinned to one core).
+node "$repo/tests/upstream/scripted_upstream.js" --port 0 >"$work/upstream.log" 2>&1 &
+pids+=($!)
+wait_for_line "$work/upstream.log" '^listening [0-9]+'
+upstream_port="$(sed -n 's/^listening \([0-9]*\).*/\1/p' "$work/upstream.log")"
+
+printf '[server]\nthreads = 1\n' >"$work/reprox.toml"
+(cd "$work" && exec taskset -c "$server_cpu" "$reprox" serve --config "$work/reprox.toml" --threads 1 \
+   --listen 127.0.0.1:0 --upstream "http://127.0.0.1:$upstream_port") >"$work/reprox.log" 2>&1 &
+pids+=($!)
+wait_for_line "$work/reprox.log" 'reprox listening on [^ ]+:[0-9]+'
+reprox_port="$(sed -n 's/.*reprox listening on [^ ]*:\([0-9]*\).*/\1/p' "$work/reprox.log" | head -1)"
+
+# 2. Warm the cache and keep the exact answer bytes of a hit for nginx.
+export REPROX_BENCH_BODY_FILE="$here/hit_body.json"
+body="$(cat "$REPROX_BENCH_BODY_FILE")"
+curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer bench-key' \
+  --data-binary "$body" "http://127.0.0.1:$reprox_port/v1/chat/completions"
+curl -sf -D "$work/hit.headers" -o "$work/answer.json" -X POST -H 'Content-Type: application/json' \
+  -H 'Authorization: Bearer bench-key' --data-binary "$body" "http://127.0.0.1:$reprox_port/v1/chat/completions"
+grep -qi '^x-reprox-cache: hit' "$work/hit.headers" || { echo "warm-up did not give a hit:" >&2; cat "$work/hit.headers" >&2; exit 1; }
+chmod 644 "$work/answer.json"
+
+# 3. nginx: one worker, foreground, the same bytes as a static file with the
+# same content type. POST to a static file is a 405 in nginx; error_page
+# turns it into an internal GET of the same file.
+nginx_port="$(free_port)"
+mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
+cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/tmp;
+  types { }
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location = /v1/chat/completions {
+      default_type application/json;
+      alias $work/answer.json;
+      error_page 405 =200 \$uri;
+    }
+  }
+}
+CONF
+taskset -c "$server_cpu" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" >"$work/nginx.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/v1/chat/completions" && break; sleep 0.05; done
+curl -sf -o "$work/nginx.answer" -X POST --data-binary "$body" "http://127.0.0.1:$nginx_port/v1/chat/completions"
+cmp -s "$work/nginx.answer" "$work/answer.json" || { echo "nginx does not serve the same bytes" >&2; exit 1; }
+
+# 4. Benchmark: the same wrk settings for both, after a warm-up each.
+to_ms() {  # wrk latency like 512.00us, 1.20ms, 1.01s
+  awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
+}
+run_wrk() {  # name port
+  taskset -c "$wrk_cpu" wrk -t1 -c"$connections" -d2s -s "$script" "http://127.0.0.1:$2" >/dev/null
+  taskset -c "$wrk_cpu" wrk -t1 -c"$connections" -d"$duration" --latency -s "$script" "http://127.0.0.1:$2" >"$work/$1.wrk"
+  local rps p50 p99 bad
+  rps="$(awk '/^Requests\/sec:/ {print $2}' "$work/$1.wrk")"
+  p50="$(to_ms "$(awk '$1 == "50%" {print $2}' "$work/$1.wrk")")"
+  p99="$(to_ms "$(awk '$1 == "99%" {print $2}' "$work/$1.wrk")")"
+  bad="$(awk '/^  Non-2xx or 3xx responses:/ {print $5}' "$work/$1.wrk")"
+  printf '%-7s req/s %10.0f   p50 %7.3f ms   p99 %7.3f ms   non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${bad:-0}"
+  eval "${1}_rps=$rps"
+}
+
+echo "answer: $(wc -c <"$work/answer.json") bytes; wrk -t1 -c$connections -d$duration --latency; server on cpu $server_cpu, wrk on cpu $wrk_cpu"
+for round in $(seq 1 "$rounds"); do
+  [ "$rounds" -gt 1 ] && echo "round $round"
+  run_wrk nginx "$nginx_port"
+  run_wrk reprox "$reprox_port"
+  awk -v r="$reprox_rps" -v n="$nginx_rps" 'BEGIN { printf "ratio reprox/nginx: %.3f\n", r / n }'
+done
