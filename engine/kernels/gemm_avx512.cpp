@@ -1,0 +1,87 @@
+// AVX-512 GEMM: y[r, c] = dot(x[r, :], w[c, :]) + bias[c] in the canonical
+// order. A register tile holds 16 accumulators (R rows x 16/R columns), each
+// a 16-lane partial sum over k; reduce16() turns the 16 of them into one
+// vector of finished dots. Tiles only change which elements share a register
+// pass, never an element's own operation sequence, so rows computed alone
+// and inside any batch give the same bits.
+#include <algorithm>
+
+#include "internal/avx512_math.hpp"
+#include "internal/paths.hpp"
+
+namespace reprox::kernels::internal {
+namespace {
+
+using avx512::acc_slot;
+
+// out16 lane r * (16/R) + c = dot(xr[r], wc[c]) over k.
+template <int R>
+inline void tile(const float* const* xr, const float* const* wc, int64_t k, float* out16) {
+  constexpr int C = 16 / R;
+  __m512 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
+  int64_t kk = 0;
+  for (; kk + 16 <= k; kk += 16) {
+    __m512 xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = _mm512_loadu_ps(xr[r] + kk);
+    for (int c = 0; c < C; ++c) {
+      const __m512 wv = _mm512_loadu_ps(wc[c] + kk);
+      for (int r = 0; r < R; ++r) acc[acc_slot(r * C + c)] = _mm512_fmadd_ps(xv[r], wv, acc[acc_slot(r * C + c)]);
+    }
+  }
+  if (kk < k) {  // zero-filled lanes add an exact +0 (accumulators are never -0)
+    const __mmask16 m = avx512::head_mask(k - kk);
+    __m512 xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = _mm512_maskz_loadu_ps(m, xr[r] + kk);
+    for (int c = 0; c < C; ++c) {
+      const __m512 wv = _mm512_maskz_loadu_ps(m, wc[c] + kk);
+      for (int r = 0; r < R; ++r) acc[acc_slot(r * C + c)] = _mm512_fmadd_ps(xv[r], wv, acc[acc_slot(r * C + c)]);
+    }
+  }
+  _mm512_storeu_ps(out16, avx512::reduce16(acc));
+}
+
+// Rows [r0, r0 + rows) x columns [c0, c0 + cols) with rows <= R, cols <= 16/R;
+// missing rows/columns repeat the last valid one and are not stored.
+template <int R>
+inline void run_tile(const GemmArgs& a, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
+  constexpr int C = 16 / R;
+  const float* xr[R];
+  const float* wc[C];
+  for (int r = 0; r < R; ++r) xr[r] = a.x + (r0 + std::min<int64_t>(r, rows - 1)) * a.x_stride;
+  for (int c = 0; c < C; ++c) wc[c] = a.w + (c0 + std::min<int64_t>(c, cols - 1)) * a.k;
+  alignas(64) float out[16];
+  tile<R>(xr, wc, a.k, out);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* y = a.y + (r0 + r) * a.y_stride + c0;
+    const float* res = out + r * C;
+    if (a.bias != nullptr) {
+      for (int64_t c = 0; c < cols; ++c) y[c] = res[c] + a.bias[c0 + c];
+    } else {
+      for (int64_t c = 0; c < cols; ++c) y[c] = res[c];
+    }
+  }
+}
+
+constexpr int64_t kRowBlock = 64;   // x rows kept hot in L2 while a weight tile sits in L1
+constexpr int64_t kColBlock = 256;  // columns per pass over a row block
+
+}  // namespace
+
+void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
+  const int64_t full_rows = a.m / 4 * 4;
+  for (int64_t rb = 0; rb < full_rows; rb += kRowBlock) {
+    const int64_t rb_end = std::min(full_rows, rb + kRowBlock);
+    for (int64_t cb = n_begin; cb < n_end; cb += kColBlock) {
+      const int64_t cb_end = std::min(n_end, cb + kColBlock);
+      for (int64_t c = cb; c < cb_end; c += 4) {
+        for (int64_t r = rb; r < rb_end; r += 4) run_tile<4>(a, r, 4, c, std::min<int64_t>(4, cb_end - c));
+      }
+    }
+  }
+  for (int64_t r = full_rows; r < a.m; ++r) {
+    for (int64_t c = n_begin; c < n_end; c += 16) run_tile<1>(a, r, 1, c, std::min<int64_t>(16, n_end - c));
+  }
+}
+
+}  // namespace reprox::kernels::internal

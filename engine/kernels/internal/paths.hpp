@@ -1,0 +1,47 @@
+#pragma once
+// Per-ISA entry points behind the public functions in kernels.hpp. Each one
+// implements the canonical sequence of internal/canonical.hpp; the dispatchers
+// pick one by active_isa(). Row-wise and elementwise ops have no AVX2 version:
+// on an AVX2-only CPU they run the scalar path (same bits).
+#include <cstdint>
+
+#include "kernels.hpp"
+
+namespace reprox::kernels::internal {
+
+struct GemmArgs {
+  const float* x;
+  int64_t m, k, x_stride;
+  const float* w;
+  int64_t n;
+  const float* bias;
+  float* y;
+  int64_t y_stride;
+};
+
+// Computes y columns [n_begin, n_end) for all rows.
+void gemm_scalar(const GemmArgs& a, int64_t n_begin, int64_t n_end);
+void gemm_avx2(const GemmArgs& a, int64_t n_begin, int64_t n_end);
+void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end);
+
+// One (head, query) pair per index in [begin, end), index = h * t + i.
+// scores: scratch of at least round_up(q_offset + t, 16) floats.
+void attention_scalar(const AttentionArgs& a, int64_t begin, int64_t end, float* scores);
+void attention_avx512(const AttentionArgs& a, int64_t begin, int64_t end, float* scores);
+
+void rms_norm_scalar(const float* x, int64_t rows, int64_t d, const float* weight, float eps, float* y);
+void rms_norm_avx512(const float* x, int64_t rows, int64_t d, const float* weight, float eps, float* y);
+void layer_norm_scalar(const float* x, int64_t rows, int64_t d, const float* weight, const float* bias, float eps,
+                       float* y);
+void layer_norm_avx512(const float* x, int64_t rows, int64_t d, const float* weight, const float* bias, float eps,
+                       float* y);
+void silu_mul_scalar(const float* gate, const float* up, int64_t count, float* out);
+void silu_mul_avx512(const float* gate, const float* up, int64_t count, float* out);
+void gelu_tanh_scalar(const float* x, int64_t count, float* out);
+void gelu_tanh_avx512(const float* x, int64_t count, float* out);
+void rope_scalar(float* x, int64_t heads, int64_t t, int64_t d, int64_t head_stride, int64_t token_stride,
+                 const float* cos, const float* sin);
+void rope_avx512(float* x, int64_t heads, int64_t t, int64_t d, int64_t head_stride, int64_t token_stride,
+                 const float* cos, const float* sin);
+
+}  // namespace reprox::kernels::internal
