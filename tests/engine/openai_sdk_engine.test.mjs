@@ -1,0 +1,75 @@
+// The real client against the embedded engine: the npm `openai` SDK streams
+// and non-streams a chat from the default tiny model, then gets the same
+// answer back from the cache.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+const require = createRequire(process.env.NPM_DIR + '/');
+const OpenAI = require('openai').default ?? require('openai');
+let proc, client;
+
+before(async () => {
+  proc = spawn(process.env.REPROX_BIN, ['serve', '--listen', '127.0.0.1:0', '--model', process.env.MODEL_DIR],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  const base = await new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(() => reject(new Error('reprox did not start:\n' + log)), 60000);
+    proc.stderr.on('data', (d) => {
+      log += d;
+      const m = /listening on ([\d.]+):(\d+)/.exec(log);
+      if (m) { clearTimeout(timer); resolve(`http://${m[1]}:${m[2]}/v1`); }
+    });
+    proc.on('exit', (code) => reject(new Error(`reprox exited ${code}:\n${log}`)));
+  });
+  client = new OpenAI({ baseURL: base, apiKey: 'sdk-test-key', maxRetries: 0 });
+});
+
+after(() => { proc?.kill('SIGKILL'); });
+
+const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Name a colour.' }];
+
+test('non-streaming: miss, then the same answer from the cache', async () => {
+  const models = await client.models.list();
+  const model = models.data[0].id;
+  const first = await client.chat.completions.create({ model, messages, max_tokens: 12 }).withResponse();
+  assert.equal(first.response.headers.get('x-reprox-cache'), 'miss');
+  assert.equal(first.response.headers.get('x-reprox-seed'), '42');
+  assert.ok(first.data.choices[0].message.content.length > 0);
+  assert.match(first.data.system_fingerprint, /^fp_[0-9a-f]{16}$/);
+  const again = await client.chat.completions.create({ model, messages, max_tokens: 12 }).withResponse();
+  assert.equal(again.response.headers.get('x-reprox-cache'), 'hit');
+  assert.deepEqual(again.data.choices, first.data.choices);
+  assert.notEqual(again.data.id, first.data.id);
+});
+
+test('streaming: token by token, then the same deltas from the cache', async () => {
+  const body = { messages, max_tokens: 12, seed: 7, stream: true, stream_options: { include_usage: true } };
+  async function collect() {
+    const { data: stream, response } = await client.chat.completions.create(body).withResponse();
+    const deltas = [];
+    let usage = null, finish = null;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      for (const c of chunk.choices) {
+        deltas.push(c.delta.content ?? '');
+        if (c.finish_reason) finish = c.finish_reason;
+      }
+    }
+    return { cache: response.headers.get('x-reprox-cache'), deltas, usage, finish };
+  }
+  const first = await collect();
+  assert.equal(first.cache, 'miss');
+  assert.ok(first.deltas.length > 1, 'streamed in several chunks');
+  assert.ok(first.usage && first.usage.completion_tokens > 0);
+  const again = await collect();
+  assert.equal(again.cache, 'hit');
+  assert.deepEqual(again.deltas, first.deltas);
+  assert.equal(again.finish, first.finish);
+  // The same request without stream is the same answer.
+  const { stream, stream_options, ...plain } = body;
+  const json = await client.chat.completions.create(plain).withResponse();
+  assert.equal(json.response.headers.get('x-reprox-cache'), 'hit');
+  assert.equal(json.data.choices[0].message.content, first.deltas.join(''));
+});
