@@ -88,9 +88,9 @@ std::optional<std::vector<BlockId>> KvCacheManager::allocate(int32_t n) {
   if (n < 0) return std::nullopt;
   if (pool_.free_count() < n && allocatable_blocks() < n) return std::nullopt;
   while (pool_.free_count() < n) {
-    Node* victim = tree_->oldest_evictable_leaf();
+    Node* victim = tree_->oldest_trimmable_leaf();
     if (victim == nullptr) return std::nullopt;  // unreachable: allocatable_blocks() said there was room
-    count_eviction(tree_->remove_leaf(victim));
+    count_eviction(tree_->trim_leaf(victim));
   }
   std::vector<BlockId> out;
   out.reserve(static_cast<size_t>(n));
@@ -116,9 +116,9 @@ void KvCacheManager::count_eviction(int32_t blocks) {
 
 void KvCacheManager::enforce_budget() {
   while (tree_->cached_blocks() > budget_blocks_) {
-    Node* victim = tree_->oldest_evictable_leaf();
+    Node* victim = tree_->oldest_trimmable_leaf();
     if (victim == nullptr) return;  // the rest is held; retried on unlock
-    count_eviction(tree_->remove_leaf(victim));
+    count_eviction(tree_->trim_leaf(victim));
   }
 }
 
@@ -145,6 +145,13 @@ void KvCacheManager::enforce_slots(const std::string& salt, const void* keep, bo
       parent = up;
     }
   }
+}
+
+int32_t KvCacheManager::exclusive_blocks(const std::vector<BlockId>& table) const {
+  int32_t n = 0;
+  for (BlockId b : table)
+    if (pool_.valid(b) && pool_.refcount(b) == 1) ++n;
+  return n;
 }
 
 int32_t KvCacheManager::conversations(const std::string& tenant) const {

@@ -26,9 +26,10 @@
 // requests are limited only by the pool. cache_budget_bytes == 0 turns reuse
 // off: matches are empty and insert keeps nothing.
 //
-// Eviction: only leaves none of whose blocks is held are evicted, least
-// recently used first (a logical clock, so the order is repeatable); a held
-// block is never evicted. Eviction removes whole leaf nodes. It runs when
+// Eviction: least recently used leaf first (a logical clock, so the order is
+// repeatable); a held block is never evicted. From a leaf it removes the
+// trailing blocks nobody holds (the whole leaf when none is held; a request
+// holding a prefix of an edge keeps just that prefix). It runs when
 // allocate() is short of free blocks, when the cache is over its budget
 // (after insert and unlock), and per tenant when a tenant holds more than
 // max_conversations_per_tenant conversation leaves (its least recently used
@@ -132,6 +133,10 @@ class KvCacheManager {
   // the per-tenant conversation limit and the byte budget. Returns the
   // number of blocks adopted. No-op when reuse is off.
   int32_t insert(const std::string& tenant, const std::vector<int32_t>& tokens, const std::vector<BlockId>& blocks);
+
+  // Blocks of `table` that only this holder references (refcount 1): what
+  // unlock(table) would make allocatable (SequenceState::releasable_blocks).
+  int32_t exclusive_blocks(const std::vector<BlockId>& table) const;
 
   // Conversation leaves `tenant` holds in the cache.
   int32_t conversations(const std::string& tenant) const;

@@ -183,6 +183,24 @@ TEST(KvCacheManager, HeldBlocksAreNeverEvicted) {
   EXPECT_EQ(kv.allocatable_blocks(), 6);
 }
 
+TEST(KvCacheManager, HoldingPartOfAnEdgeLeavesItsTailEvictable) {
+  KvCacheManager kv(config(4, 6, 6));
+  auto a = start_request(kv, "t", seq(0, 16));
+  ASSERT_TRUE(a.ok);
+  const std::vector<BlockId> a_blocks = a.table;
+  finish_request(kv, a);                               // one edge of 4 blocks
+  auto reader = kv.acquire_prefix("t", seq(0, 9));     // holds the first 2 of them
+  ASSERT_EQ(reader.cached_tokens, 8);
+  EXPECT_EQ(kv.allocatable_blocks(), 2 + 2);           // free + the edge's unheld tail
+  auto got = kv.allocate(4);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(kv.counters().cached_blocks, 2);
+  EXPECT_EQ(kv.match_prefix("t", seq(0, 16)).blocks, prefix(a_blocks, 2));
+  kv.unlock(*got);
+  kv.unlock(reader.blocks);
+  EXPECT_EQ(kv.allocatable_blocks(), 6);
+}
+
 TEST(KvCacheManager, AnAncestorOfAHeldBlockIsNotEvictable) {
   KvCacheManager kv(config(4, 8, 8));
   auto a = start_request(kv, "t", seq(0, 8));

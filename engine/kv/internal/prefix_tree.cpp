@@ -181,10 +181,28 @@ bool PrefixTree::evictable(const Node& leaf) const {
   return true;
 }
 
-Node* PrefixTree::oldest_evictable_leaf(const Node* skip) const {
+int32_t PrefixTree::trailing_unreferenced(const Node& node) const {
+  int32_t n = 0;
+  for (auto it = node.blocks.rbegin(); it != node.blocks.rend() && pool_->refcount(*it) == 0; ++it) ++n;
+  return n;
+}
+
+Node* PrefixTree::oldest_trimmable_leaf() const {
   for (const auto& [key, node] : leaves_)
-    if (node != skip && evictable(*node)) return node;
+    if (trailing_unreferenced(*node) > 0) return node;
   return nullptr;
+}
+
+int32_t PrefixTree::trim_leaf(Node* leaf) {
+  const int32_t n = trailing_unreferenced(*leaf);
+  if (n == static_cast<int32_t>(leaf->blocks.size())) return remove_leaf(leaf);
+  for (int32_t i = 0; i < n; ++i) {
+    pool_->set_cached(leaf->blocks.back(), false);
+    leaf->blocks.pop_back();
+  }
+  leaf->tokens.resize(leaf->blocks.size() * static_cast<size_t>(block_size_));
+  cached_blocks_ -= n;
+  return n;
 }
 
 Node* PrefixTree::oldest_evictable_leaf_of(const Tenant& tenant, const Node* skip) const {
@@ -195,15 +213,18 @@ Node* PrefixTree::oldest_evictable_leaf_of(const Tenant& tenant, const Node* ski
 
 int32_t PrefixTree::evictable_blocks_below(const Node& node, bool* all_evictable) const {
   int32_t count = 0;
-  bool all = true;
+  bool children_all = true;
   for (const auto& [key, child] : node.children) {
     bool child_all = false;
     count += evictable_blocks_below(*child, &child_all);
-    all = all && child_all;
+    children_all = children_all && child_all;
   }
+  bool all = children_all;
   if (!node.is_root()) {
-    all = all && evictable(node);
-    if (all) count += static_cast<int32_t>(node.blocks.size());
+    // Once every descendant is gone this node is a leaf, and its unheld tail goes too.
+    const int32_t tail = children_all ? trailing_unreferenced(node) : 0;
+    count += tail;
+    all = children_all && tail == static_cast<int32_t>(node.blocks.size());
   }
   *all_evictable = all;
   return count;

@@ -75,14 +75,20 @@ class PrefixTree {
   // Returns the number of blocks removed. Drops a tenant left empty.
   int32_t remove_leaf(Node* leaf);
 
+  // Removes the trailing blocks of a leaf that nobody holds (the whole leaf
+  // if none is held); returns how many. A request holding a prefix of an
+  // edge so keeps only what it uses.
+  int32_t trim_leaf(Node* leaf);
+  // The least recently used leaf whose last block nobody holds; nullptr if none.
+  Node* oldest_trimmable_leaf() const;
+
   // A leaf none of whose blocks is held, oldest first; nullptr if none.
   // `skip` is never returned.
-  Node* oldest_evictable_leaf(const Node* skip = nullptr) const;
   Node* oldest_evictable_leaf_of(const Tenant& tenant, const Node* skip = nullptr) const;
   bool evictable(const Node& leaf) const;
 
-  // Cached blocks that eviction could free now: blocks of subtrees in which
-  // no block is held. O(nodes).
+  // Cached blocks that trimming leaves could free now: exactly what repeated
+  // trim_leaf(oldest_trimmable_leaf()) would free. O(nodes).
   int32_t evictable_blocks() const;
 
   Tenant* find_tenant(const std::string& salt) const;
@@ -97,6 +103,7 @@ class PrefixTree {
   void unindex_leaf(Node* node);
   std::vector<int32_t> block_key(const int32_t* tokens) const;
   int32_t evictable_blocks_below(const Node& node, bool* all_evictable) const;
+  int32_t trailing_unreferenced(const Node& node) const;
 
   int32_t block_size_;
   BlockPool* pool_;

@@ -1,0 +1,176 @@
+#include "engine/scheduler/scheduler.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace reprox::engine::sched {
+
+std::string validate_scheduler_config(const SchedulerConfig& c) {
+  if (c.block_size < 1) return "scheduler block_size must be at least 1";
+  if (c.max_tokens_per_step < 1) return "scheduler max_tokens_per_step must be at least 1";
+  if (c.max_batch_size < 1) return "scheduler max_batch_size must be at least 1";
+  if (c.chunk_size < 1) return "scheduler chunk_size must be at least 1";
+  return "";
+}
+
+int32_t blocks_for_tokens(int64_t tokens, int32_t block_size) {
+  if (tokens <= 0) return 0;
+  return static_cast<int32_t>((tokens + block_size - 1) / block_size);
+}
+
+int32_t peak_blocks(const SequenceState& s, int32_t block_size) {
+  const int64_t kv_tokens = s.prompt_len + std::max<int64_t>(s.max_tokens, 1) - 1;  // the last token is never fed
+  if (s.extra_choices <= 0) return blocks_for_tokens(kv_tokens, block_size);
+  const int64_t shared = s.prompt_len / block_size;
+  return static_cast<int32_t>(shared) +
+         (s.extra_choices + 1) * blocks_for_tokens(kv_tokens - shared * block_size, block_size);
+}
+
+namespace {
+
+bool earlier(const SequenceState& a, const SequenceState& b) {
+  return a.arrival != b.arrival ? a.arrival < b.arrival : a.id < b.id;
+}
+
+std::vector<size_t> arrival_order(const std::vector<SequenceState>& v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return earlier(v[a], v[b]); });
+  return order;
+}
+
+// Blocks a step needs beyond the sequence's own growth: copies of the partial
+// last prompt block for the forked siblings.
+int32_t fork_blocks(const SequenceState& s, bool samples, int32_t block_size) {
+  if (!samples || s.generated != 0 || s.extra_choices <= 0) return 0;
+  return s.prompt_len % block_size != 0 ? s.extra_choices : 0;
+}
+
+class Planner {
+ public:
+  Planner(const SchedulerState& state, const SchedulerConfig& config)
+      : state_(state), config_(config), free_(state.free_blocks), budget_(config.max_tokens_per_step),
+        slots_(config.max_batch_size), running_order_(arrival_order(state.running)),
+        alive_(state.running.size(), true), plan_(state.running.size()) {}
+
+  ScheduleOutput run() {
+    for (size_t i : running_order_) {  // 1. decodes
+      const SequenceState& s = state_.running[i];
+      if (!s.finished() && s.length() - s.computed_len == 1) try_running(i, 1);
+    }
+    for (size_t i : running_order_) {  // 2. prefill (or recompute) chunks
+      const SequenceState& s = state_.running[i];
+      const int64_t remaining = s.length() - s.computed_len;
+      if (!s.finished() && remaining > 1) try_running(i, std::min({remaining, config_.chunk_size, budget_}));
+    }
+    if (out_.preempted.empty()) admit();
+    return finish();
+  }
+
+ private:
+  struct Planned {
+    bool scheduled = false;
+    ScheduledSequence step;
+  };
+
+  void try_running(size_t i, int64_t n) {
+    const SequenceState& s = state_.running[i];
+    if (!alive_[i] || n <= 0 || n > budget_ || slots_ == 0) return;
+    const bool samples = s.computed_len + n == s.length();
+    const int32_t need = std::max(0, blocks_for_tokens(s.computed_len + n, config_.block_size) - s.blocks_held) +
+                         fork_blocks(s, samples, config_.block_size);
+    while (need > free_) {
+      const size_t victim = latest_alive();
+      preempt(victim);
+      if (victim == i) return;
+    }
+    Planned& p = plan_[i];
+    p.scheduled = true;
+    p.step = ScheduledSequence{s.id, false, s.computed_len, n, need, samples,
+                               samples && s.generated == 0 ? s.extra_choices : 0};
+    take(n, need);
+  }
+
+  size_t latest_alive() const {
+    for (auto it = running_order_.rbegin(); it != running_order_.rend(); ++it)
+      if (alive_[*it]) return *it;
+    return running_order_.front();  // unreachable: the caller is alive
+  }
+
+  void preempt(size_t i) {
+    alive_[i] = false;
+    out_.preempted.push_back(state_.running[i].id);
+    free_ += state_.running[i].releasable_blocks;
+    Planned& p = plan_[i];
+    if (p.scheduled) {  // undo its work this step
+      free_ += p.step.new_blocks;
+      budget_ += p.step.num_tokens;
+      ++slots_;
+      p.scheduled = false;
+    }
+  }
+
+  void take(int64_t tokens, int32_t blocks) {
+    free_ -= blocks;
+    budget_ -= tokens;
+    --slots_;
+  }
+
+  void admit() {
+    for (size_t i : arrival_order(state_.waiting)) {
+      const SequenceState& s = state_.waiting[i];
+      if (s.finished()) continue;
+      if (slots_ == 0 || budget_ == 0) return;
+      const int64_t start = std::clamp<int64_t>(s.cached_len, 0, s.length() - 1) / config_.block_size * config_.block_size;
+      const int64_t n = std::min({s.length() - start, config_.chunk_size, budget_});
+      const bool samples = start + n == s.length();
+      const int32_t cached_blocks = static_cast<int32_t>(start / config_.block_size);
+      const int32_t need = blocks_for_tokens(start + n, config_.block_size) - cached_blocks +
+                           fork_blocks(s, samples, config_.block_size);
+      // Locking the cached prefix takes its unreferenced blocks out of the allocatable count.
+      const int32_t cost = need + (start > 0 ? s.cached_unreferenced_blocks : 0);
+      if (cost > free_) return;  // first come, first served: nobody overtakes it
+      admitted_.push_back(ScheduledSequence{s.id, true, start, n, need, samples,
+                                            samples && s.generated == 0 ? s.extra_choices : 0});
+      admitted_keys_.push_back(&s);
+      free_ -= cost - need;
+      take(n, need);
+    }
+  }
+
+  ScheduleOutput finish() {
+    std::vector<std::pair<const SequenceState*, ScheduledSequence>> all;
+    for (size_t i = 0; i < plan_.size(); ++i)
+      if (plan_[i].scheduled) all.emplace_back(&state_.running[i], plan_[i].step);
+    for (size_t i = 0; i < admitted_.size(); ++i) all.emplace_back(admitted_keys_[i], admitted_[i]);
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return earlier(*a.first, *b.first); });
+    for (auto& [key, step] : all) {
+      out_.num_tokens += step.num_tokens;
+      out_.new_blocks += step.new_blocks;
+      if (step.admitted) ++out_.admitted;
+      out_.scheduled.push_back(step);
+    }
+    return std::move(out_);
+  }
+
+  const SchedulerState& state_;
+  const SchedulerConfig& config_;
+  int64_t free_;
+  int64_t budget_;
+  int32_t slots_;
+  std::vector<size_t> running_order_;
+  std::vector<bool> alive_;
+  std::vector<Planned> plan_;
+  std::vector<ScheduledSequence> admitted_;
+  std::vector<const SequenceState*> admitted_keys_;
+  ScheduleOutput out_;
+};
+
+}  // namespace
+
+ScheduleOutput schedule(const SchedulerState& state, const SchedulerConfig& config) {
+  if (!validate_scheduler_config(config).empty()) return {};
+  return Planner(state, config).run();
+}
+
+}  // namespace reprox::engine::sched

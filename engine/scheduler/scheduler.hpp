@@ -1,0 +1,107 @@
+// Continuous batching with chunked prefill (vLLM v1 style): schedule() is a
+// pure function from plain state to the next step's plan, testable without a
+// model. The engine step is: schedule() -> apply the plan (preempt, acquire
+// prefixes, allocate blocks) -> run the model on the scheduled rows ->
+// sample -> update each sequence's state.
+//
+// The unit is a sequence: one choice of a request. A sequence's tokens are
+// its prompt followed by the tokens sampled so far; computed_len of them have
+// KV. Each step computes positions [start, start + num_tokens) of some
+// sequences; when a step reaches the end of a sequence (`samples`), the
+// logits of its last position are sampled for its next token. So a step is
+// a prefill chunk, a decode (one token), or the recomputation of a preempted
+// sequence (prompt + generated tokens, chunked), all the same to the model.
+//
+// Exactness: the plan chooses which rows run together and in which chunks;
+// the kernels are row- and batch-invariant, so that never changes a number.
+// Each sequence samples its tokens strictly in order (its own step counter is
+// `generated`); a token is sampled exactly once: preemption drops KV, never a
+// sampled token, and recomputing it gives the same bits.
+//
+// Policy, in order, all in arrival order (arrival, then id):
+//   1. decodes of running sequences (1 token each),
+//   2. prefill chunks of running sequences (min(remaining, chunk_size, budget)),
+//   3. only if nothing was preempted: admission of waiting sequences, first
+//      come first served; the first one that does not fit stops admission.
+// When a running sequence needs more blocks than are free, the latest-arrived
+// running sequence is preempted (possibly itself) until it fits; a preempted
+// sequence's scheduled work this step is undone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace reprox::engine::sched {
+
+using RequestId = uint64_t;
+
+struct SchedulerConfig {
+  int32_t block_size = 16;           // tokens per KV block (KvConfig::block_size)
+  int64_t max_tokens_per_step = 512; // token budget: prefill tokens + one per decode
+  int32_t max_batch_size = 16;       // sequences per step
+  int64_t chunk_size = 256;          // most prefill tokens of one sequence per step
+};
+
+// "" when valid: every field >= 1.
+std::string validate_scheduler_config(const SchedulerConfig& config);
+
+struct SequenceState {
+  RequestId id = 0;
+  uint64_t arrival = 0;       // lower runs first; ties broken by id
+  int64_t prompt_len = 0;
+  int64_t generated = 0;      // tokens sampled so far (its step counter)
+  int64_t max_tokens = 0;     // tokens to sample in total (>= 1)
+  int32_t extra_choices = 0;  // n - 1 siblings to fork when the prompt is done (see ScheduledSequence::forks)
+  // Running sequences:
+  int64_t computed_len = 0;        // leading tokens with KV in its blocks (< prompt_len + generated)
+  int32_t blocks_held = 0;         // its block table length
+  int32_t releasable_blocks = 0;   // blocks preempting it would make allocatable (KvCacheManager::exclusive_blocks)
+  // Waiting sequences (hold no blocks): the prefix cache's offer this step,
+  // from KvCacheManager::match_prefix over prompt + generated tokens.
+  int64_t cached_len = 0;                  // whole blocks, < prompt_len + generated
+  int32_t cached_unreferenced_blocks = 0;  // PrefixMatch::unreferenced_blocks
+
+  int64_t length() const { return prompt_len + generated; }
+  bool finished() const { return generated >= max_tokens; }
+};
+
+struct SchedulerState {
+  std::vector<SequenceState> running;  // any order
+  std::vector<SequenceState> waiting;  // any order (preempted ones included)
+  int32_t free_blocks = 0;             // KvCacheManager::allocatable_blocks()
+};
+
+struct ScheduledSequence {
+  RequestId id = 0;
+  bool admitted = false;   // from the waiting list: acquire its prefix first
+  int64_t start = 0;       // first position computed (computed_len, or cached_len when admitted)
+  int64_t num_tokens = 0;  // positions [start, start + num_tokens)
+  int32_t new_blocks = 0;  // fresh blocks to allocate for it this step (fork copies included)
+  bool samples = false;    // the step reaches the end of the sequence: sample its next token
+  // On the step that finishes the prompt of a sequence with extra_choices:
+  // fork that many siblings after sampling. Each sibling shares the prompt's
+  // full blocks (lock) and gets a copy of the partial last block (one of the
+  // new_blocks when prompt_len % block_size != 0), then starts running with
+  // generated = 1 and computed_len = prompt_len.
+  int32_t forks = 0;
+};
+
+struct ScheduleOutput {
+  std::vector<RequestId> preempted;            // free their blocks before the step; back to waiting
+  std::vector<ScheduledSequence> scheduled;    // arrival order
+  int64_t num_tokens = 0;                      // sum of num_tokens
+  int32_t new_blocks = 0;                      // sum of new_blocks
+  int32_t admitted = 0;
+};
+
+ScheduleOutput schedule(const SchedulerState& state, const SchedulerConfig& config);
+
+// Blocks a sequence holds once `tokens` positions have KV.
+int32_t blocks_for_tokens(int64_t tokens, int32_t block_size);
+// The most blocks a sequence (with its forked siblings) can ever hold: a
+// request needing more than the pool can never finish, so reject it (400)
+// before it enters the queue.
+int32_t peak_blocks(const SequenceState& sequence, int32_t block_size);
+
+}  // namespace reprox::engine::sched
