@@ -63,13 +63,23 @@ inline void run_tile(const GemmArgs& a, int64_t r0, int64_t rows, int64_t c0, in
   }
 }
 
+constexpr int64_t kSmallM = 12;  // below this many rows: rows_by_one only
 constexpr int64_t kRowBlock = 64;   // x rows kept hot in L2 while a weight tile sits in L1
 constexpr int64_t kColBlock = 256;  // columns per pass over a row block
+
+// Rows [r_begin, m) one at a time against 16-column weight tiles; the tile
+// (16 x k floats) stays in L1 across the rows, so w streams from memory once.
+void rows_by_one(const GemmArgs& a, int64_t r_begin, int64_t n_begin, int64_t n_end) {
+  for (int64_t c = n_begin; c < n_end; c += 16) {
+    for (int64_t r = r_begin; r < a.m; ++r) run_tile<1>(a, r, 1, c, std::min<int64_t>(16, n_end - c));
+  }
+}
 
 }  // namespace
 
 void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
-  const int64_t full_rows = a.m / 4 * 4;
+  // Few rows (batched decode): memory-bound, stream each weight tile once.
+  const int64_t full_rows = a.m < kSmallM ? 0 : a.m / 4 * 4;
   for (int64_t rb = 0; rb < full_rows; rb += kRowBlock) {
     const int64_t rb_end = std::min(full_rows, rb + kRowBlock);
     for (int64_t cb = n_begin; cb < n_end; cb += kColBlock) {
@@ -79,9 +89,7 @@ void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
       }
     }
   }
-  for (int64_t r = full_rows; r < a.m; ++r) {
-    for (int64_t c = n_begin; c < n_end; c += 16) run_tile<1>(a, r, 1, c, std::min<int64_t>(16, n_end - c));
-  }
+  if (full_rows < a.m) rows_by_one(a, full_rows, n_begin, n_end);
 }
 
 }  // namespace reprox::kernels::internal
