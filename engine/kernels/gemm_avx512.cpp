@@ -14,9 +14,9 @@ namespace {
 
 using avx512::acc_slot;
 
-// out16 lane r * (16/R) + c = dot(xr[r], wc[c]) over k.
+// Returns lane r * (16/R) + c = dot(xr[r], wc[c]) over k.
 template <int R>
-inline void tile(const float* const* xr, const float* const* wc, int64_t k, float* out16) {
+inline __m512 tile(const float* const* xr, const float* const* wc, int64_t k) {
   constexpr int C = 16 / R;
   __m512 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
@@ -38,11 +38,12 @@ inline void tile(const float* const* xr, const float* const* wc, int64_t k, floa
       for (int r = 0; r < R; ++r) acc[acc_slot(r * C + c)] = _mm512_fmadd_ps(xv[r], wv, acc[acc_slot(r * C + c)]);
     }
   }
-  _mm512_storeu_ps(out16, avx512::reduce16(acc));
+  return avx512::reduce16(acc);
 }
 
 // Rows [r0, r0 + rows) x columns [c0, c0 + cols) with rows <= R, cols <= 16/R;
-// missing rows/columns repeat the last valid one and are not stored.
+// missing rows/columns repeat the last valid one and are not stored. The bias
+// add is the same single rounding as the scalar path's dot + bias[c].
 template <int R>
 inline void run_tile(const GemmArgs& a, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
   constexpr int C = 16 / R;
@@ -50,16 +51,18 @@ inline void run_tile(const GemmArgs& a, int64_t r0, int64_t rows, int64_t c0, in
   const float* wc[C];
   for (int r = 0; r < R; ++r) xr[r] = a.x + (r0 + std::min<int64_t>(r, rows - 1)) * a.x_stride;
   for (int c = 0; c < C; ++c) wc[c] = a.w + (c0 + std::min<int64_t>(c, cols - 1)) * a.k;
-  alignas(64) float out[16];
-  tile<R>(xr, wc, a.k, out);
-  for (int64_t r = 0; r < rows; ++r) {
-    float* y = a.y + (r0 + r) * a.y_stride + c0;
-    const float* res = out + r * C;
-    if (a.bias != nullptr) {
-      for (int64_t c = 0; c < cols; ++c) y[c] = res[c] + a.bias[c0 + c];
-    } else {
-      for (int64_t c = 0; c < cols; ++c) y[c] = res[c];
-    }
+  __m512 res = tile<R>(xr, wc, a.k);
+  if constexpr (R == 1) {
+    const __mmask16 m = avx512::head_mask(cols);
+    if (a.bias != nullptr) res = _mm512_add_ps(res, _mm512_maskz_loadu_ps(m, a.bias + c0));
+    _mm512_mask_storeu_ps(a.y + r0 * a.y_stride + c0, m, res);
+  } else {
+    static_assert(R == 4, "row tiles are 1 or 4 rows");
+    const __mmask8 m = static_cast<__mmask8>((1u << cols) - 1u);
+    if (a.bias != nullptr) res = _mm512_add_ps(res, _mm512_broadcast_f32x4(_mm_maskz_loadu_ps(m, a.bias + c0)));
+    alignas(64) float out[16];
+    _mm512_store_ps(out, res);
+    for (int64_t r = 0; r < rows; ++r) _mm_mask_storeu_ps(a.y + (r0 + r) * a.y_stride + c0, m, _mm_load_ps(out + 4 * r));
   }
 }
 
