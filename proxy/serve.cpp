@@ -9,6 +9,7 @@
 #include "policies/tenant.hpp"
 #include "proxy/app/router.hpp"
 #include "proxy/backend/upstream_backend.hpp"
+#include "proxy/cache/redis_flight_lock.hpp"
 #include "proxy/cache/tiered_store.hpp"
 #include "proxy/server/server.hpp"
 
@@ -81,6 +82,24 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   app.metrics = &metrics;
   app.memory = &memory;
   app.store = tiered ? static_cast<CacheStore*>(tiered.get()) : &memory;
+  std::unique_ptr<RedisFlightLock> flight_lock;
+  if (tiered) {
+    flight_lock = std::make_unique<RedisFlightLock>(*redis, FlightLockOptions{});
+    app.flight_lock = flight_lock.get();
+    app.purge = [t = tiered.get()](const PurgeScope& scope, std::function<void(uint64_t, bool)> done) {
+      t->purge(scope, std::move(done));
+    };
+  } else {
+    app.purge = [m = &memory](const PurgeScope& scope, std::function<void(uint64_t, bool)> done) {
+      uint64_t n = 0;
+      switch (scope.kind) {
+        case PurgeScope::Kind::all: n = m->clear(); break;
+        case PurgeScope::Kind::model: n = m->purge_if([&](const Generation& g) { return g.model == scope.name; }); break;
+        case PurgeScope::Kind::ns: n = m->purge_if([&](const Generation& g) { return g.ns == scope.name; }); break;
+      }
+      done(n, true);
+    };
+  }
   app.health_detail = [r = redis.get()] { return std::string(r && !r->healthy() ? "degraded" : "ok"); };
 
   std::unique_ptr<Backend> backend;

@@ -11,6 +11,8 @@
 #include "proxy/backend/backend.hpp"
 #include "proxy/cache/cache_store.hpp"
 #include "proxy/cache/memory_store.hpp"
+#include "proxy/cache/redis_flight_lock.hpp"
+#include "proxy/cache/redis_store.hpp"
 #include "proxy/cache/single_flight.hpp"
 #include "proxy/metrics/metrics.hpp"
 #include "proxy/server/http_types.hpp"
@@ -43,6 +45,11 @@ struct AppContext {
   Metrics* metrics = nullptr;
   SingleFlight flights;
   TextEndpoints* text = nullptr;        // null with an upstream
+  // Cross-instance single-flight (with --redis); null otherwise.
+  RedisFlightLock* flight_lock = nullptr;
+  // Invalidation by model, namespace or all; `done` gets the entries removed
+  // here and whether the shared tier took the purge. Any thread.
+  std::function<void(const PurgeScope&, std::function<void(uint64_t, bool)>)> purge;
   ForwardFn forward;                    // empty without an upstream
   std::function<bool()> draining;       // healthz 503 while draining
   std::function<std::string()> health_detail;  // "ok" | "degraded"

@@ -51,7 +51,7 @@ std::shared_ptr<const std::string> completion_tail(const std::shared_ptr<const G
 // completion): a miss, its followers and later hits then agree byte for byte
 // apart from id and created.
 void answer_from_generation(ChatContext& c, const std::shared_ptr<const Generation>& gen, const char* cache,
-                            int64_t age_seconds) {
+                            int64_t age_seconds, const std::string& tier = "") {
   auto meta = api::fresh_meta(c.model_id, c.fingerprint);
   if (c.request.stream) {
     http::response<http::string_body> res{http::status::ok, 11};
@@ -59,6 +59,7 @@ void answer_from_generation(ChatContext& c, const std::shared_ptr<const Generati
     res.set(http::field::cache_control, "no-cache");
     add_key_headers(res.base(), c, cache);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
+    if (!tier.empty()) res.set("x-reprox-tier", tier);
     res.body() = api::render_stream(meta, *gen, c.request.include_usage);
     c.responder->respond(std::move(res));
   } else {
@@ -66,6 +67,7 @@ void answer_from_generation(ChatContext& c, const std::shared_ptr<const Generati
     res.set(http::field::content_type, "application/json");
     add_key_headers(res.base(), c, cache);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
+    if (!tier.empty()) res.set("x-reprox-tier", tier);
     res.body() = api::render_completion_from_tail(meta, *completion_tail(gen));
     c.responder->respond(std::move(res));
   }
@@ -188,6 +190,7 @@ void start_generation(const std::shared_ptr<ChatContext>& c, const std::shared_p
   breq->seed = c->key.seed;
   breq->max_tokens = policy::effective_max_tokens(c->request, c->app.backend->default_max_tokens(c->model_id));
   breq->tenant = c->tenant;
+  breq->authorization = c->authorization;
   api::ApiError err;
   auto handle = c->app.backend->generate(std::move(breq), flight, &err);
   if (!handle) {
@@ -195,6 +198,33 @@ void start_generation(const std::shared_ptr<ChatContext>& c, const std::shared_p
     return;
   }
   flight->attach(std::move(handle));
+}
+
+// Feeds a finished generation into a flight, as if a backend produced it.
+void replay_into(Flight& flight, const Generation& gen) {
+  for (const auto& e : gen.events) flight.on_event(e);
+  flight.on_complete(gen.usage, gen.system_fingerprint);
+}
+
+// With a shared tier: only one instance generates a key at a time. This
+// instance either leads (generates, stores, then releases the lock), finds
+// the result another instance stored while it waited, or, when the bounded
+// wait runs out, generates itself.
+void start_once_across_instances(const std::shared_ptr<ChatContext>& c, const std::shared_ptr<Flight>& flight) {
+  RedisFlightLock* lock = c->app.flight_lock;
+  std::string key = c->key.key;
+  lock->acquire(key, [c, flight, lock, key](FlightLockResult r) {
+    switch (r.outcome) {
+      case FlightLockOutcome::hit:
+        replay_into(*flight, *r.lookup.entry.generation);
+        return;
+      case FlightLockOutcome::leader:
+        flight->set_on_finish([lock, key] { lock->release(key); });
+        return start_generation(c, flight);
+      case FlightLockOutcome::generate:
+        return start_generation(c, flight);
+    }
+  });
 }
 
 void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
@@ -228,7 +258,9 @@ void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
   app.metrics->lookup(cache);
   auto reader = std::make_shared<FlightReader>(c, flight, cache);
   reader->begin();  // subscribe before the backend starts, so nothing is missed
-  if (leader) start_generation(c, flight);
+  if (!leader) return;
+  if (coalesce && writable && app.flight_lock) return start_once_across_instances(c, flight);
+  start_generation(c, flight);
 }
 
 }  // namespace
@@ -256,6 +288,7 @@ std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& reques
   policy::KeyContext kc;
   kc.model_id = out.model_id;
   kc.fingerprint = out.fingerprint;
+  out.authorization = std::string(request[http::field::authorization]);
   out.tenant = app.options.shared_cache ? "" : policy::tenant_of(std::string(request[http::field::authorization]));
   kc.tenant = out.tenant;
   kc.ns = out.request.cache.ns.value_or("");
@@ -281,7 +314,7 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
         const auto& max_age = c->request.cache.max_age_seconds;
         if (!max_age || age <= *max_age) {
           app.metrics->lookup("hit");
-          return answer_from_generation(*c, lookup.entry.generation, "hit", age);
+          return answer_from_generation(*c, lookup.entry.generation, "hit", age, lookup.entry.tier);
         }
       }
       if (c->request.cache.only_if_cached) {

@@ -24,6 +24,7 @@ struct PreparedChat {
   std::string model_id;
   std::string fingerprint;
   std::string tenant;  // hex SHA-256 of the bearer token; "" when shared
+  std::string authorization;  // the client's header, passed to upstreams
 };
 
 // Parses, validates, resolves the model and computes the key. Shared by the

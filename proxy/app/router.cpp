@@ -95,31 +95,33 @@ bool admin_authorized(const AppContext& app, const Request& req) {
   return diff == 0;
 }
 
-void handle_purge(AppContext& app, const Request& req, Responder& r) {
+void handle_purge(AppContext& app, const Request& req, const std::shared_ptr<Responder>& r) {
   if (app.options.admin_token.empty())
-    return respond_error(r, api::ApiError{403, "purge is disabled: no admin token is configured", "permission_error", "", ""});
+    return respond_error(*r, api::ApiError{403, "purge is disabled: no admin token is configured", "permission_error", "", ""});
   if (!admin_authorized(app, req))
-    return respond_error(r, api::ApiError{401, "a valid admin bearer token is required", "authentication_error", "", "invalid_api_key"});
+    return respond_error(*r, api::ApiError{401, "a valid admin bearer token is required", "authentication_error", "", "invalid_api_key"});
   json::Value body;
   if (auto err = json::parse(req.body(), body); err || !body.is_object())
-    return respond_error(r, api::ApiError::invalid("", "the body must be a JSON object with model, namespace or all"));
-  uint64_t purged = 0;
+    return respond_error(*r, api::ApiError::invalid("", "the body must be a JSON object with model, namespace or all"));
   const json::Value* all = body.find("all");
   const json::Value* model = body.find("model");
   const json::Value* ns = body.find("namespace");
+  PurgeScope scope;
   if (all && all->is_bool() && all->as_bool()) {
-    purged = app.store->clear();
+    scope.kind = PurgeScope::Kind::all;
   } else if (model && model->is_string()) {
-    std::string m = model->as_string();
-    purged = app.memory ? app.memory->purge_if([&](const Generation& g) { return g.model == m; }) : 0;
+    scope = PurgeScope{PurgeScope::Kind::model, model->as_string()};
   } else if (ns && ns->is_string()) {
-    std::string n = ns->as_string();
-    purged = app.memory ? app.memory->purge_if([&](const Generation& g) { return g.ns == n; }) : 0;
+    scope = PurgeScope{PurgeScope::Kind::ns, ns->as_string()};
   } else {
-    return respond_error(r, api::ApiError::invalid("", "give one of {\"model\": ID}, {\"namespace\": NAME} or {\"all\": true}"));
+    return respond_error(*r, api::ApiError::invalid("", "give one of {\"model\": ID}, {\"namespace\": NAME} or {\"all\": true}"));
   }
-  app.metrics->invalidations(double(purged));
-  r.respond(json_response(200, "{\"purged\":" + std::to_string(purged) + "}"));
+  Metrics* metrics = app.metrics;
+  app.purge(scope, [metrics, responder = r](uint64_t purged, bool shared_ok) {
+    metrics->invalidations(double(purged));
+    std::string body = "{\"purged\":" + std::to_string(purged) + (shared_ok ? "}" : ",\"shared_tier\":\"unavailable\"}");
+    responder->respond(json_response(200, std::move(body)));
+  });
 }
 
 }  // namespace
@@ -155,11 +157,17 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   if (method != route->method) return respond_error(*r, method_not_allowed(request.method_string()));
 
   if (path == "/v1/chat/completions") return handle_chat(app_, std::move(request), r);
-  if (path == "/v1/models") return handle_models(app_, *r);
+  if (path == "/v1/models") {
+    if (app_.forward) {  // the upstream knows what it serves
+      app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
+      return;
+    }
+    return handle_models(app_, *r);
+  }
   if (path == "/healthz") return handle_health(app_, *r);
   if (path == "/metrics") return handle_metrics(app_, *r);
   if (path == "/reprox/v1/explain") return handle_explain(app_, request, *r);
-  if (path == "/reprox/v1/purge") return handle_purge(app_, request, *r);
+  if (path == "/reprox/v1/purge") return handle_purge(app_, request, r);
   // /tokenize, /detokenize, /apply-template
   if (app_.text) {
     auto [status, body] = app_.text->call(std::string(path), request.body());

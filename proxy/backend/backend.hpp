@@ -20,6 +20,9 @@ struct BackendRequest {
   uint64_t seed = 0;       // effective seed (given or injected)
   int64_t max_tokens = 0;  // effective completion limit
   std::string tenant;      // hex SHA-256 of the bearer token; salts KV reuse
+  // The client's Authorization header, for upstreams that authenticate
+  // (used only when no upstream api_key is configured).
+  std::string authorization;
 };
 
 // Receives one generation's output. Calls for one generation come from one

@@ -49,7 +49,10 @@ std::unique_ptr<GenerationHandle> UpstreamBackend::generate(
   req.set(http::field::content_type, "application/json");
   req.set(http::field::accept, "text/event-stream");
   req.set(http::field::user_agent, "reprox");
-  if (!options_.api_key.empty()) req.set(http::field::authorization, "Bearer " + options_.api_key);
+  if (!options_.api_key.empty())
+    req.set(http::field::authorization, "Bearer " + options_.api_key);
+  else if (!request->authorization.empty())
+    req.set(http::field::authorization, request->authorization);
   req.keep_alive(false);
   req.body() = build_upstream_chat_body(*request);
   req.prepare_payload();

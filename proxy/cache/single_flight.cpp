@@ -40,6 +40,7 @@ void Flight::unsubscribe(uint64_t reader) {
   }
   if (remove) registry_->remove(key_, this);
   cancelled.reset();  // cancels the backend outside our lock
+  if (remove && on_finish_) on_finish_();
 }
 
 Flight::Read Flight::read(size_t from, std::vector<GenEvent>& out) const {
@@ -104,6 +105,7 @@ void Flight::on_complete(const Usage& usage, const std::string& system_fingerpri
   // finds the flight (and its result) or the cache entry, never neither.
   if (done && on_complete_) on_complete_(done);
   registry_->remove(key_, this);
+  if (on_finish_) on_finish_();
   notify_all();
 }
 
@@ -116,6 +118,7 @@ void Flight::on_error(const api::ApiError& error) {
     handle_.reset();
   }
   registry_->remove(key_, this);
+  if (on_finish_) on_finish_();
   notify_all();
 }
 

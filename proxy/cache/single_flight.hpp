@@ -56,6 +56,10 @@ class Flight final : public GenerationSink, public std::enable_shared_from_this<
   api::ApiError error() const;                       // set when failed
   const std::string& key() const { return key_; }
 
+  // Runs once when the flight ends in any state (after the cache write of a
+  // completion); set before the backend starts. Any thread.
+  void set_on_finish(std::function<void()> fn) { on_finish_ = std::move(fn); }
+
   // Takes ownership of the backend's handle (dropping it cancels).
   void attach(std::unique_ptr<GenerationHandle> handle);
 
@@ -71,6 +75,7 @@ class Flight final : public GenerationSink, public std::enable_shared_from_this<
   const std::string key_;
   SingleFlight* const registry_;  // outlives every flight
   CompleteFn on_complete_;
+  std::function<void()> on_finish_;
 
   mutable std::mutex mutex_;
   FlightState state_ = FlightState::running;

@@ -33,6 +33,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   miss_ = &lookups_->Add({{"result", "miss"}});
   bypass_ = &lookups_->Add({{"result", "bypass"}});
   coalesced_ = &lookups_->Add({{"result", "coalesced"}});
+  // Every family shows its known series from the start, at zero, so a
+  // scrape lists each metric name even before the first event.
+  for (const char* cache : {"hit", "miss", "bypass", "coalesced"})
+    duration_cache_[cache] = &duration_->Add({{"cache", cache}}, kLatencyBuckets);
+  for (const char* op : {"get", "put"}) store_errors_->Add({{"tier", "redis"}, {"op", op}});
   for (const char* tier : {"memory", "redis"}) {
     entries_->Add({{"tier", tier}});
     bytes_->Add({{"tier", tier}});
