@@ -177,8 +177,11 @@ TEST_F(LocalBackendTest, TextEndpoints) {
 
   auto [s3, tmpl] = backend_->call("/apply-template", R"({"messages":[{"role":"user","content":"hi"}]})");
   EXPECT_EQ(s3, 200);
-  EXPECT_NE(tmpl.find("<|im_start|>user\nhi<|im_end|>"), std::string::npos) << tmpl;
-  EXPECT_NE(tmpl.find("<|im_start|>assistant"), std::string::npos) << tmpl;
+  json::Value rendered;
+  ASSERT_FALSE(json::parse(tmpl, rendered));
+  const std::string prompt = rendered.find("prompt")->as_string();
+  EXPECT_NE(prompt.find("<|im_start|>user\nhi<|im_end|>"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("<|im_start|>assistant"), std::string::npos) << prompt;
 
   auto [s4, bad] = backend_->call("/detokenize", R"({"tokens":[1,-5]})");
   EXPECT_EQ(s4, 400);
