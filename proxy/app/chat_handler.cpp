@@ -119,8 +119,7 @@ class FlightReader final : public StreamSource, public std::enable_shared_from_t
       if (wake_) wake_();
       return;
     }
-    std::vector<GenEvent> probe;
-    auto r = flight_->read(next_, probe);
+    auto r = flight_->status();
     if (r.state == FlightState::failed && r.next == 0) return fail(flight_->error());
     if (r.state == FlightState::cancelled) return fail(api::ApiError{503, "the generation was cancelled", "server_error", "", "cancelled"});
     if (c_->request.stream) {
@@ -166,6 +165,11 @@ class FlightReader final : public StreamSource, public std::enable_shared_from_t
   void leave() {
     if (left_) return;
     left_ = true;
+    // The leader reports the generation's time to first token once.
+    if (cache_ == std::string_view("miss") || cache_ == std::string_view("bypass")) {
+      double ttft = flight_->time_to_first_event();
+      if (ttft >= 0) c_->app.metrics->time_to_first_token(ttft);
+    }
     flight_->unsubscribe(reader_);
   }
 

@@ -50,9 +50,19 @@ Flight::Read Flight::read(size_t from, std::vector<GenEvent>& out) const {
   return Read{state_, events.size()};
 }
 
+Flight::Read Flight::status() const {
+  std::lock_guard lock(mutex_);
+  return Read{state_, result_ ? result_->events.size() : gen_->events.size()};
+}
+
 std::shared_ptr<const Generation> Flight::result() const {
   std::lock_guard lock(mutex_);
   return result_;
+}
+
+double Flight::time_to_first_event() const {
+  std::lock_guard lock(mutex_);
+  return first_event_seconds_;
 }
 
 api::ApiError Flight::error() const {
@@ -77,6 +87,8 @@ void Flight::on_event(GenEvent event) {
   {
     std::lock_guard lock(mutex_);
     if (state_ != FlightState::running) return;
+    if (gen_->events.empty())
+      first_event_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     gen_->events.push_back(std::move(event));
   }
   notify_all();

@@ -14,6 +14,7 @@
 // is dropped) and nothing is stored.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -52,7 +53,11 @@ class Flight final : public GenerationSink, public std::enable_shared_from_this<
   };
   // Copies events [from, end) into `out` (appending).
   Read read(size_t from, std::vector<GenEvent>& out) const;
+  // The state and event count, copying nothing.
+  Read status() const;
   std::shared_ptr<const Generation> result() const;  // set when complete
+  // Seconds from the flight's start to its first event; negative if none yet.
+  double time_to_first_event() const;
   api::ApiError error() const;                       // set when failed
   const std::string& key() const { return key_; }
 
@@ -79,6 +84,8 @@ class Flight final : public GenerationSink, public std::enable_shared_from_this<
 
   mutable std::mutex mutex_;
   FlightState state_ = FlightState::running;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double first_event_seconds_ = -1;
   std::shared_ptr<Generation> gen_;
   std::shared_ptr<const Generation> result_;
   api::ApiError error_;
