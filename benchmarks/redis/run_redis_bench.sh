@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Cache-hit throughput through the Redis tier, against Redis itself.
+#
+#   benchmarks/redis/run_redis_bench.sh [REPROX_BIN]
+#   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 2),
+#        WORDS (filler words per answer, 200), REPROX_THREADS (reprox I/O threads; default: reprox's)
+#
+# Starts one redis-server (free port, no persistence), the scripted upstream
+# and two reprox instances with --redis: "L2 only" with --cache-bytes 0 (the
+# memory tier stores nothing, so every hit is read from Redis) and "L1+L2"
+# (default memory tier). One request is stored, then wrk replays it (all
+# hits) against each instance; redis-benchmark GETs a value of the stored
+# entry's size with the same concurrency on the same server. Prints req/s,
+# p50/p99 and the ratios reprox(L2 only)/redis GET and reprox(L1+L2)/redis GET.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+REPROX_BIN=${1:-${REPROX_BIN:-$ROOT/build/reprox}}
+CONNECTIONS=${CONNECTIONS:-16}
+DURATION=${DURATION:-10s}
+THREADS=${THREADS:-2}
+WORDS=${WORDS:-200}
+for tool in redis-server redis-cli redis-benchmark wrk node curl; do
+  command -v $tool >/dev/null || { echo "missing: $tool" >&2; exit 1; }
+done
+[ -x "$REPROX_BIN" ] || { echo "reprox binary not found: $REPROX_BIN (pass it as the first argument)" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/reprox-redis-bench-XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+wait_for_line() {  # file regex -> first capture group
+  for _ in $(seq 1 200); do
+    if m=$(grep -oE "$2" "$1" | head -1) && [ -n "$m" ]; then echo "$m" | grep -oE '[0-9]+$'; return 0; fi
+    sleep 0.05
+  done
+  echo "timed out waiting for /$2/ in $1:" >&2; cat "$1" >&2; return 1
+}
+
+REDIS_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break; sleep 0.05; done
+
+node "$ROOT/tests/upstream/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
+PIDS+=($!)
+UP_PORT=$(wait_for_line "$WORK/upstream.log" 'listening [0-9]+')
+
+start_reprox() {  # name extra-args...
+  local name=$1; shift
+  local extra=()
+  [ -n "${REPROX_THREADS:-}" ] && extra+=(--threads "$REPROX_THREADS")
+  (cd "$WORK" && exec "$REPROX_BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
+     --redis "redis://127.0.0.1:$REDIS_PORT" "${extra[@]}" "$@" >"$WORK/$name.log" 2>&1) &
+  PIDS+=($!)
+  wait_for_line "$WORK/$name.log" 'reprox listening on [^ ]+:[0-9]+'
+}
+L2_PORT=$(start_reprox l2only --cache-bytes 0)
+L1_PORT=$(start_reprox l1l2)
+
+BODY="{\"model\":\"scripted-model\",\"seed\":1,\"messages\":[{\"role\":\"user\",\"content\":\"redis bench [[scripted: words=$WORDS]]\"}]}"
+curl -s -o "$WORK/first.json" -D "$WORK/first.h" -H 'content-type: application/json' -H 'authorization: Bearer bench' \
+  -d "$BODY" "http://127.0.0.1:$L2_PORT/v1/chat/completions"
+KEY=$(grep -i '^x-reprox-key:' "$WORK/first.h" | awk '{print $2}' | tr -d '\r')
+for _ in $(seq 1 100); do [ "$(redis-cli -p "$REDIS_PORT" EXISTS "reprox:v1:$KEY")" = 1 ] && break; sleep 0.02; done
+VALUE_BYTES=$(redis-cli -p "$REDIS_PORT" STRLEN "reprox:v1:$KEY")
+RESPONSE_BYTES=$(wc -c <"$WORK/first.json")
+# Both instances must answer hits from the tier they are meant to measure.
+tier_of() { curl -s -o /dev/null -D - -H 'content-type: application/json' -H 'authorization: Bearer bench' \
+              -d "$BODY" "http://127.0.0.1:$1/v1/chat/completions" | grep -i '^x-reprox-tier:' | awk '{print $2}' | tr -d '\r'; }
+T1=$(tier_of "$L2_PORT"); T2=$(tier_of "$L2_PORT")
+[ "$T1" = redis ] && [ "$T2" = redis ] || { echo "L2-only instance answered from tier '$T1','$T2', not redis" >&2; exit 1; }
+tier_of "$L1_PORT" >/dev/null
+T3=$(tier_of "$L1_PORT")
+[ "$T3" = memory ] || { echo "L1+L2 instance answered from tier '$T3', not memory" >&2; exit 1; }
+
+cat >"$WORK/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$BODY'
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "Bearer bench"
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %.1f %.3f %.3f %d %d\n", summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.requests))
+end
+LUA
+
+run_wrk() {  # port -> "rps p50 p99 errors requests"
+  wrk -t "$THREADS" -c "$CONNECTIONS" -d 2s -s "$WORK/post.lua" "http://127.0.0.1:$1/v1/chat/completions" >/dev/null
+  wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" -s "$WORK/post.lua" "http://127.0.0.1:$1/v1/chat/completions" |
+    awk '/^RESULT/ {print $2, $3, $4, $5, $6}'
+}
+read -r L2_RPS L2_P50 L2_P99 L2_ERR L2_N < <(run_wrk "$L2_PORT")
+read -r L1_RPS L1_P50 L1_P99 L1_ERR L1_N < <(run_wrk "$L1_PORT")
+HITS_FROM_REDIS=$(curl -s "http://127.0.0.1:$L2_PORT/metrics" | awk '/^reprox_cache_lookups_total\{.*result="hit"/ {print $2}')
+
+# redis-benchmark: GET of a value of the entry's size, same concurrency.
+REQUESTS=$(awk -v r="$L2_RPS" 'BEGIN { n = int(r * 10); if (n < 100000) n = 100000; print n }')
+redis-benchmark -p "$REDIS_PORT" -t get -d "$VALUE_BYTES" -c "$CONNECTIONS" -n "$REQUESTS" --csv >"$WORK/rb.csv"
+# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+read -r RB_RPS RB_P50 RB_P99 < <(awk -F, '/"GET"/ { gsub(/"/, ""); print $2, $5, $7 }' "$WORK/rb.csv")
+
+echo "reprox Redis-tier benchmark: $CONNECTIONS connections, wrk $THREADS threads, $DURATION; $(nproc) CPUs"
+echo "entry in Redis: $VALUE_BYTES bytes; response body: $RESPONSE_BYTES bytes"
+printf '%-32s %12s %10s %10s %8s\n' "" "req/s" "p50 ms" "p99 ms" "errors"
+printf '%-32s %12.1f %10.3f %10.3f %8s\n' "reprox hit, L2 only (redis)" "$L2_RPS" "$L2_P50" "$L2_P99" "$L2_ERR"
+printf '%-32s %12.1f %10.3f %10.3f %8s\n' "reprox hit, L1+L2 (memory)" "$L1_RPS" "$L1_P50" "$L1_P99" "$L1_ERR"
+printf '%-32s %12.1f %10.3f %10.3f %8s\n' "redis-benchmark GET -d $VALUE_BYTES" "$RB_RPS" "$RB_P50" "$RB_P99" "-"
+awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" 'BEGIN {
+  printf "ratio reprox L2-only / redis GET: %.2f (goal >= 0.5)\n", a / r
+  printf "ratio reprox L1+L2  / redis GET: %.2f\n", b / r }'
+echo "hits counted by the L2-only instance: $HITS_FROM_REDIS"
