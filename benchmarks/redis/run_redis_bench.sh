@@ -14,7 +14,7 @@
 # p50/p99 and the ratios reprox(L2 only)/redis GET and reprox(L1+L2)/redis GET.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-REPROX_BIN=${1:-${REPROX_BIN:-$ROOT/build/reprox}}
+REPROX_BIN=$(realpath "${1:-${REPROX_BIN:-$ROOT/build/reprox}}")
 CONNECTIONS=${CONNECTIONS:-16}
 DURATION=${DURATION:-10s}
 THREADS=${THREADS:-2}
@@ -116,4 +116,4 @@ printf '%-32s %12.1f %10.3f %10.3f %8s\n' "redis-benchmark GET -d $VALUE_BYTES" 
 awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" 'BEGIN {
   printf "ratio reprox L2-only / redis GET: %.2f (goal >= 0.5)\n", a / r
   printf "ratio reprox L1+L2  / redis GET: %.2f\n", b / r }'
-echo "hits counted by the L2-only instance: $HITS_FROM_REDIS"
+echo "hits counted by the L2-only instance (warm-up + measured): $HITS_FROM_REDIS"
