@@ -1,5 +1,7 @@
 #include "proxy/server/http_session.hpp"
 
+#include <utility>
+
 #include "proxy/api/api_error.hpp"
 #include "proxy/server/connection_tracker.hpp"
 
@@ -157,6 +159,13 @@ void HttpSession::finish_answer(bool keep_alive) {
   gone_ = nullptr;
   watching_ = false;
   in_request_ = false;
+  if (watch_read_pending_) {
+    // One read at a time: stop the watch first; its handler continues.
+    after_watch_ = keep_alive ? AfterWatch::read : AfterWatch::close;
+    beast::error_code ec;
+    stream_.socket().cancel(ec);
+    return;
+  }
   if (!keep_alive) return close_gracefully();
   do_read();
 }
@@ -288,17 +297,23 @@ void HttpSession::on_disconnect(std::function<void()> gone) {
 }
 
 void HttpSession::watch_disconnect() {
-  if (watching_ || closed_) return;
+  if (watching_ || closed_ || watch_read_pending_) return;
   watching_ = true;
-  uint64_t seq = answer_seq_;
-  // Readable with nothing to read means the peer closed. Pipelined bytes
-  // also make it readable: then stop watching (they wait in the socket).
-  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), seq](beast::error_code ec) {
-    if (seq != self->answer_seq_ || !self->watching_ || self->closed_) return;
+  watch_read_pending_ = true;
+  // A real read, not a readiness wait (asio may complete a wait at once on
+  // stale readiness, which looked like a disconnect): it completes only with
+  // bytes, which are a pipelined request and stay in buffer_ for the parser,
+  // or with EOF/reset, which means the peer left. Nothing else reads buffer_
+  // while an answer is in progress.
+  stream_.socket().async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    self->watch_read_pending_ = false;
+    if (n > 0) self->buffer_.commit(n);
+    if (self->closed_) return;
+    auto after = std::exchange(self->after_watch_, AfterWatch::nothing);
+    if (after == AfterWatch::read) return self->do_read();
+    if (after == AfterWatch::close) return self->close_gracefully();
     self->watching_ = false;
-    beast::error_code aec;
-    size_t avail = self->stream_.socket().available(aec);
-    if (ec || aec || avail == 0) self->close_now();
+    if (ec && ec != net::error::operation_aborted) self->close_now();
   });
 }
 

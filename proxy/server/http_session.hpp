@@ -85,6 +85,9 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   std::atomic<bool> wake_pending_{false};
   std::function<void()> gone_;
   bool watching_ = false;
+  bool watch_read_pending_ = false;  // the disconnect watch's read is in flight
+  enum class AfterWatch { nothing, read, close };
+  AfterWatch after_watch_ = AfterWatch::nothing;  // what the answer's end left to the watch
 };
 
 }  // namespace reprox
