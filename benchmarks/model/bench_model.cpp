@@ -1,8 +1,10 @@
-// Prefill and decode throughput at batch 1, each set against the memory
-// bandwidth bound (weight bytes read per decode step / memcpy bandwidth
-// measured in the same run).
+// Prefill and decode throughput at batch 1, strict vs fast numeric mode in the
+// same run, each set against the memory bandwidth bound (weight bytes read per
+// decode step / memcpy bandwidth measured in the same run), and the strict/fast
+// cost ratio (time per token, strict over fast).
 //
-// usage: reprox_bench_model [--threads N] [--work DIR] [--skip-smollm]
+// usage: reprox_bench_model [--threads N] [--reps N] [--work DIR] [--skip-smollm]
+//   --threads: torch intra-op threads and strict kernel threads (default 1)
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -49,58 +51,84 @@ std::vector<int32_t> tokens(size_t n, int64_t vocab) {
   return out;
 }
 
-void bench(const std::string& label, const std::string& dir, double bandwidth) {
-  const auto model = Model::load(dir);
-  const double bytes_per_token = static_cast<double>(model->weight_bytes());
-  const double bound = bandwidth / bytes_per_token;  // tok/s if every step streams all weights once
+struct Throughput {
+  double prefill_tps = 0;
+  double decode_tps = 0;
+};
 
-  const int64_t vocab = model->config().vocab_size;
+// Best-of-`reps` prefill of 128 tokens, and decode of 64 single-token steps
+// after a 16-token prompt. The modes alternate inside each repetition so that
+// load from other jobs on the machine hits both alike.
+std::vector<Throughput> measure(const std::vector<const Model*>& models, int reps) {
+  const int64_t vocab = models.front()->config().vocab_size;
   const std::vector<int32_t> prompt = tokens(128, vocab);
-  double prefill_best = 1e30;
-  for (int rep = 0; rep < 3; ++rep) {
-    KvCache kv = model->new_cache(512);
-    const auto start = Clock::now();
-    model->forward(prompt, kv);
-    prefill_best = std::min(prefill_best, seconds_since(start));
-  }
-  const double prefill_tps = static_cast<double>(prompt.size()) / prefill_best;
+  const std::vector<int32_t> next = tokens(64, vocab);
+  std::vector<double> prefill_best(models.size(), 1e30), decode_best(models.size(), 1e30);
+  for (int rep = 0; rep < reps; ++rep) {
+    for (size_t m = 0; m < models.size(); ++m) {
+      KvCache kv = models[m]->new_cache(512);
+      auto start = Clock::now();
+      models[m]->forward(prompt, kv);
+      prefill_best[m] = std::min(prefill_best[m], seconds_since(start));
 
-  const int decode_steps = 64;
-  double decode_best = 1e30;
-  for (int rep = 0; rep < 2; ++rep) {
-    KvCache kv = model->new_cache(512);
-    model->forward(std::vector<int32_t>(prompt.begin(), prompt.begin() + 16), kv);
-    const std::vector<int32_t> next = tokens(decode_steps, vocab);
-    const auto start = Clock::now();
-    for (int i = 0; i < decode_steps; ++i) model->forward({next[i]}, kv);
-    decode_best = std::min(decode_best, seconds_since(start));
+      KvCache dkv = models[m]->new_cache(512);
+      models[m]->forward(std::vector<int32_t>(prompt.begin(), prompt.begin() + 16), dkv);
+      start = Clock::now();
+      for (int32_t id : next) models[m]->forward({id}, dkv);
+      decode_best[m] = std::min(decode_best[m], seconds_since(start));
+    }
   }
-  const double decode_tps = decode_steps / decode_best;
+  std::vector<Throughput> out(models.size());
+  for (size_t m = 0; m < models.size(); ++m) {
+    out[m].prefill_tps = static_cast<double>(prompt.size()) / prefill_best[m];
+    out[m].decode_tps = static_cast<double>(next.size()) / decode_best[m];
+  }
+  return out;
+}
 
-  std::cout << label << ": weights " << bytes_per_token / 1e6 << " MB (" << model->compute_dtype_name()
-            << "), bandwidth bound " << bound << " tok/s\n"
-            << "  prefill (128 tokens): " << prefill_tps << " tok/s = " << prefill_tps / bound << " x bound\n"
-            << "  decode (64 steps after 16): " << decode_tps << " tok/s = " << decode_tps / bound << " x bound\n";
+void bench(const std::string& label, const std::string& dir, double bandwidth, int threads, int reps) {
+  reprox::engine::LoadOptions options;
+  options.threads = threads;
+  options.numeric_mode = "strict";
+  const auto strict = Model::load(dir, options);
+  options.numeric_mode = "fast";
+  const auto fast = Model::load(dir, options);
+  const double bytes_per_token = static_cast<double>(strict->weight_bytes());
+  const double bound = bandwidth / bytes_per_token;  // tok/s if every step streams all weights once
+  const std::vector<Throughput> t = measure({strict.get(), fast.get()}, reps);
+
+  std::cout << label << ": weights " << bytes_per_token / 1e6 << " MB (" << strict->compute_dtype_name()
+            << "), bandwidth bound " << bound << " tok/s\n";
+  const char* names[] = {"strict", "fast  "};
+  for (size_t m = 0; m < 2; ++m) {
+    std::cout << "  " << names[m] << " prefill (128 tokens): " << t[m].prefill_tps << " tok/s = "
+              << t[m].prefill_tps / bound << " x bound; decode (64 steps after 16): " << t[m].decode_tps
+              << " tok/s = " << t[m].decode_tps / bound << " x bound\n";
+  }
+  // Cost ratio = strict time / fast time (issue 3's goal: <= 1.10).
+  std::cout << "  strict/fast cost ratio: prefill " << t[1].prefill_tps / t[0].prefill_tps << ", decode "
+            << t[1].decode_tps / t[0].decode_tps << "\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 0;
+  int threads = 1;
+  int reps = 3;
   bool skip_smollm = false;
   std::string work = (std::filesystem::temp_directory_path() / "reprox_bench_model").string();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
+    else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
     else if (arg == "--work" && i + 1 < argc) work = argv[++i];
     else if (arg == "--skip-smollm") skip_smollm = true;
     else {
-      std::cerr << "usage: reprox_bench_model [--threads N] [--work DIR] [--skip-smollm]\n";
+      std::cerr << "usage: reprox_bench_model [--threads N] [--reps N] [--work DIR] [--skip-smollm]\n";
       return 2;
     }
   }
-  if (threads > 0) torch::set_num_threads(threads);
-  std::cout << "torch intra-op threads: " << torch::get_num_threads() << "\n";
+  std::cout << "threads (torch intra-op and strict kernels): " << threads << ", repetitions: " << reps << "\n";
   const double bandwidth = memcpy_bandwidth();
   std::cout << "memcpy bandwidth: " << bandwidth / 1e9 << " GB/s\n";
 
@@ -109,7 +137,7 @@ int main(int argc, char** argv) {
   tiny.npm_fixtures_dir = REPROX_NPM_DIR;
   tiny.head_dim = 16;
   if (reprox::engine::run_make_tiny_model(tiny) != 0) return 1;
-  bench("tiny qwen3 (default embedded shape)", tiny.out_dir, bandwidth);
+  bench("tiny qwen3 (default embedded shape)", tiny.out_dir, bandwidth, threads, reps);
 
   if (!skip_smollm) {
     reprox::engine::TinyModelOptions smol;
@@ -126,7 +154,7 @@ int main(int argc, char** argv) {
     smol.tie_embeddings = true;
     smol.rope_theta = 100000.0;
     if (reprox::engine::run_make_tiny_model(smol) != 0) return 1;
-    bench("SmolLM2-135M-shaped llama (random)", smol.out_dir, bandwidth);
+    bench("SmolLM2-135M-shaped llama (random)", smol.out_dir, bandwidth, threads, reps);
   }
   return 0;
 }

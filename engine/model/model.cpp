@@ -4,8 +4,11 @@
 
 #include <torch/torch.h>
 
+#include "forward_blocks.hpp"
+#include "kernels.hpp"
 #include "model_weights.hpp"
 #include "ops.hpp"
+#include "strict_ops.hpp"
 
 namespace reprox::engine {
 namespace {
@@ -36,47 +39,21 @@ const char* canonical_dtype_name(torch::ScalarType type) {
   }
 }
 
-// One transformer block of the llama family; x [T, H] -> [T, H]. Writes this
-// layer's keys/values at cache positions start..start+T-1.
-torch::Tensor llama_block(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                          const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& k_cache,
-                          torch::Tensor& v_cache, int64_t start) {
-  const int64_t t = x.size(0);
-  const torch::Tensor h = ops::rms_norm(x, l.attn_norm_w, c.norm_eps);
-  torch::Tensor q = ops::linear(h, l.wq, l.bq).view({t, c.n_heads, c.head_dim});
-  torch::Tensor k = ops::linear(h, l.wk, l.bk).view({t, c.n_kv_heads, c.head_dim});
-  const torch::Tensor v = ops::linear(h, l.wv, l.bv).view({t, c.n_kv_heads, c.head_dim});
-  if (c.qk_norm) {
-    q = ops::rms_norm(q, l.q_norm, c.norm_eps);
-    k = ops::rms_norm(k, l.k_norm, c.norm_eps);
+// "strict" -> true, "fast" -> false; refuses strict where the kernels cannot run.
+bool parse_numeric_mode(const std::string& mode, const torch::Device& device, torch::ScalarType dtype) {
+  if (mode == "fast") return false;
+  if (mode != "strict") {
+    throw std::runtime_error("unsupported numeric_mode '" + mode + "' (supported: strict, fast)");
   }
-  q = ops::apply_rope(q.transpose(0, 1), cos, sin);  // [Nq, T, D]
-  k = ops::apply_rope(k.transpose(0, 1), cos, sin);  // [Nkv, T, D]
-  k_cache.narrow(1, start, t).copy_(k);
-  v_cache.narrow(1, start, t).copy_(v.transpose(0, 1));
-  const torch::Tensor attn = ops::causal_attention(q, k_cache.narrow(1, 0, start + t),
-                                                   v_cache.narrow(1, 0, start + t), start);
-  const torch::Tensor x1 = x + ops::linear(attn, l.wo, l.bo);
-  const torch::Tensor h2 = ops::rms_norm(x1, l.mlp_norm_w, c.norm_eps);
-  const torch::Tensor mlp = ops::silu_mul(ops::linear(h2, l.w_gate, l.b_gate), ops::linear(h2, l.w_up, l.b_up));
-  return x1 + ops::linear(mlp, l.w_down, l.b_down);
-}
-
-// One GPT-2 block; x [T, H] -> [T, H].
-torch::Tensor gpt2_block(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                         torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start) {
-  const int64_t t = x.size(0);
-  const torch::Tensor h = ops::layer_norm(x, l.attn_norm_w, l.attn_norm_b, c.norm_eps);
-  const torch::Tensor q = ops::linear(h, l.wq, l.bq).view({t, c.n_heads, c.head_dim}).transpose(0, 1);
-  const torch::Tensor k = ops::linear(h, l.wk, l.bk).view({t, c.n_kv_heads, c.head_dim}).transpose(0, 1);
-  const torch::Tensor v = ops::linear(h, l.wv, l.bv).view({t, c.n_kv_heads, c.head_dim}).transpose(0, 1);
-  k_cache.narrow(1, start, t).copy_(k);
-  v_cache.narrow(1, start, t).copy_(v);
-  const torch::Tensor attn = ops::causal_attention(q, k_cache.narrow(1, 0, start + t),
-                                                   v_cache.narrow(1, 0, start + t), start);
-  const torch::Tensor x1 = x + ops::linear(attn, l.wo, l.bo);
-  const torch::Tensor h2 = ops::layer_norm(x1, l.mlp_norm_w, l.mlp_norm_b, c.norm_eps);
-  return x1 + ops::linear(ops::gelu_tanh(ops::linear(h2, l.w_up, l.b_up)), l.w_down, l.b_down);
+  if (!device.is_cpu()) {
+    throw std::runtime_error("numeric_mode 'strict' runs on the CPU only; device '" + device.str() +
+                             "' needs numeric_mode 'fast'");
+  }
+  if (dtype != torch::kFloat32) {
+    throw std::runtime_error(std::string("numeric_mode 'strict' computes in float32 only; dtype '") +
+                             canonical_dtype_name(dtype) + "' needs numeric_mode 'fast'");
+  }
+  return true;
 }
 
 }  // namespace
@@ -89,7 +66,11 @@ std::unique_ptr<Model> Model::load(const std::string& dir, const LoadOptions& op
   model->config_ = load_model_config(dir);
   const torch::Device device = parse_device(options.device);
   const torch::ScalarType dtype = parse_compute_dtype(options.dtype);
-  if (options.threads > 0) torch::set_num_threads(options.threads);
+  model->strict_ = parse_numeric_mode(options.numeric_mode, device, dtype);
+  if (options.threads > 0) {
+    torch::set_num_threads(options.threads);
+    kernels::set_num_threads(options.threads);
+  }
   model->dtype_name_ = canonical_dtype_name(dtype);
   model->device_name_ = device.str();
   c10::InferenceMode guard;
@@ -159,34 +140,78 @@ torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bo
   }
   c10::InferenceMode guard;
   ensure_capacity(kv, start + t);
+  if (strict_) {
+    // The kernels read the caches through raw pointers.
+    for (size_t i = 0; i < kv.k.size(); ++i) {
+      if (!kv.k[i].is_contiguous() || !kv.v[i].is_contiguous() || kv.k[i].scalar_type() != torch::kFloat32 ||
+          kv.v[i].scalar_type() != torch::kFloat32 || !kv.k[i].is_cpu() || !kv.v[i].is_cpu()) {
+        return fail("KV cache layer " + std::to_string(i) + " is not a contiguous float32 CPU tensor");
+      }
+    }
+  }
   const ModelWeights& w = *weights_;
   const torch::Device device = w.options.device();
   const torch::Tensor ids =
       torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::TensorOptions().dtype(torch::kLong))
           .to(device);
   torch::Tensor x = w.embed.index_select(0, ids);  // [T, H]
-
   if (config_.family == ArchFamily::kGpt2) {
     const torch::Tensor pos = torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kLong).device(device));
     x = x + w.positions.index_select(0, pos);
-    for (size_t i = 0; i < w.layers.size(); ++i) x = gpt2_block(config_, w.layers[i], x, kv.k[i], kv.v[i], start);
+  }
+  torch::Tensor logits = strict_ ? run_strict(std::move(x), kv, start, all_logits)
+                                 : run_fast(std::move(x), kv, start, all_logits);
+  kv.length = start + t;
+  return all_logits ? logits.contiguous() : logits.view({config_.vocab_size}).contiguous();
+}
+
+torch::Tensor Model::run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const {
+  const ModelWeights& w = *weights_;
+  const int64_t t = x.size(0);
+  if (config_.family == ArchFamily::kGpt2) {
+    for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::gpt2_fast(config_, w.layers[i], x, kv.k[i], kv.v[i], start);
     x = ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps);
   } else {
     // RoPE angles in float64, then cast: [T, D/2].
     const torch::Tensor pos =
-        torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kFloat64).device(device)).unsqueeze(1);
+        torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kFloat64).device(w.options.device()))
+            .unsqueeze(1);
     const torch::Tensor angles = pos * w.rope_inv_freq.unsqueeze(0);
     const torch::Tensor cos = angles.cos().to(w.options.dtype()).unsqueeze(0);  // [1, T, D/2]
     const torch::Tensor sin = angles.sin().to(w.options.dtype()).unsqueeze(0);
     for (size_t i = 0; i < w.layers.size(); ++i) {
-      x = llama_block(config_, w.layers[i], x, cos, sin, kv.k[i], kv.v[i], start);
+      x = blocks::llama_fast(config_, w.layers[i], x, cos, sin, kv.k[i], kv.v[i], start);
     }
     x = ops::rms_norm(x, w.final_norm_w, config_.norm_eps);
   }
-  kv.length = start + t;
   if (!all_logits) x = x.narrow(0, t - 1, 1);
-  torch::Tensor logits = ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32).to(torch::kCPU);
-  return all_logits ? logits.contiguous() : logits.view({config_.vocab_size}).contiguous();
+  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32).to(torch::kCPU);
+}
+
+torch::Tensor Model::run_strict(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const {
+  const ModelWeights& w = *weights_;
+  const int64_t t = x.size(0);
+  x = x.contiguous();
+  if (config_.family == ArchFamily::kGpt2) {
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+      x = blocks::gpt2_strict(config_, w.layers[i], x, kv.k[i], kv.v[i], start);
+    }
+  } else {
+    const auto [cos, sin] = strict_ops::rope_tables(w.rope_inv_freq, start, t);  // [T, D/2] each
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+      x = blocks::llama_strict(config_, w.layers[i], x, cos, sin, kv.k[i], kv.v[i], start);
+    }
+  }
+  // Only the rows whose logits are wanted go through the final norm and lm_head.
+  if (!all_logits) x = x.narrow(0, t - 1, 1).contiguous();
+  x = config_.family == ArchFamily::kGpt2
+          ? strict_ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
+          : strict_ops::rms_norm(x, w.final_norm_w, config_.norm_eps);
+  return strict_ops::linear(x, w.lm_head, torch::Tensor());
+}
+
+std::string Model::numeric_mode_id() const {
+  return strict_ ? std::string(kernels::numeric_mode_id()) : std::string("fast-libtorch");
 }
 
 }  // namespace reprox::engine

@@ -1,6 +1,10 @@
 #pragma once
-// A causal language model loaded from a Hugging Face folder and run with
-// libtorch, one sequence at a time (batch 1).
+// A causal language model loaded from a Hugging Face folder, one sequence at
+// a time (batch 1). Two numeric modes: "strict" (default) runs every linear,
+// norm, activation, RoPE and attention on reprox::kernels, whose results for
+// a token do not depend on the other tokens of the call or on the KV cache
+// capacity, so cached decoding and chunked prefill are bitwise equal to a
+// full recompute; "fast" runs libtorch's own kernels (any dtype, CUDA).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,7 +19,9 @@ namespace reprox::engine {
 struct LoadOptions {
   std::string device = "cpu";     // "cpu" or "cuda" / "cuda:N"; cuda throws if unavailable
   std::string dtype = "float32";  // compute dtype: float32, float16 or bfloat16
-  int threads = 0;                // torch intra-op threads (process-wide); 0 keeps the current setting
+  int threads = 0;                // torch intra-op threads and strict kernel threads (both process-wide);
+                                  // 0 keeps the current settings
+  std::string numeric_mode = "strict";  // "strict" (fp32 CPU only) or "fast" (libtorch)
   bool progress = true;           // print load progress on stderr for models over ~100 MB
 };
 
@@ -46,6 +52,12 @@ class Model {
   const std::string& compute_dtype_name() const { return dtype_name_; }
   const std::string& device_name() const { return device_name_; }
   size_t weight_bytes() const { return weight_bytes_; }  // in the compute dtype
+  bool strict() const { return strict_; }
+  // "strict" or "fast", as loaded.
+  const char* numeric_mode() const { return strict_ ? "strict" : "fast"; }
+  // Names the exact operation sequence, for system_fingerprint: the kernels'
+  // numeric_mode_id() in strict mode, "fast-libtorch" otherwise.
+  std::string numeric_mode_id() const;
 
   // An empty cache with room for `initial_capacity` positions (grows on demand).
   KvCache new_cache(int64_t initial_capacity = 256) const;
@@ -62,6 +74,8 @@ class Model {
  private:
   Model();
   void ensure_capacity(KvCache& kv, int64_t needed) const;
+  torch::Tensor run_strict(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const;
+  torch::Tensor run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const;
 
   ModelConfig config_;
   std::unique_ptr<ModelWeights> weights_;
@@ -69,6 +83,7 @@ class Model {
   std::string dtype_name_;
   std::string device_name_;
   size_t weight_bytes_ = 0;
+  bool strict_ = true;
 };
 
 }  // namespace reprox::engine

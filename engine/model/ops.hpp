@@ -1,6 +1,6 @@
 #pragma once
-// The numeric building blocks of the forward pass, kept apart so that a
-// later strict (batch-invariant) mode can swap them for its own kernels.
+// The numeric building blocks of the fast (libtorch) forward pass; the
+// strict mode uses strict_ops.hpp instead.
 // All tensors are on the model's device and in its compute dtype unless noted.
 #include <cstdint>
 

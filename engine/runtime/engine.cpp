@@ -16,8 +16,6 @@ namespace {
 
 // Bump when a change to the engine can change any output bit.
 constexpr const char* kEngineBuild = "reprox-engine-1";
-// The numeric mode: libtorch's eager fp32 kernels, one job at a time.
-constexpr const char* kNumericMode = "eager-sequential";
 
 std::string hex(const unsigned char* p, size_t n) {
   static const char* digits = "0123456789abcdef";
@@ -47,9 +45,9 @@ SamplingParams sampling_params(const BackendRequest& r) {
 }  // namespace
 
 std::string make_system_fingerprint(const std::string& weights_fingerprint, const std::string& dtype,
-                                    const std::string& device) {
+                                    const std::string& device, const std::string& numeric_mode_id) {
   std::string material = std::string("weights=") + weights_fingerprint + "|engine=" + kEngineBuild +
-                         "|mode=" + kNumericMode + "|dtype=" + dtype + "|device=" + device;
+                         "|mode=" + numeric_mode_id + "|dtype=" + dtype + "|device=" + device;
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(material.data()), material.size(), digest);
   return "fp_" + hex(digest, 8);
@@ -59,6 +57,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   LoadOptions lo;
   lo.device = options_.device;
   lo.threads = options_.threads;
+  lo.numeric_mode = options_.numeric_mode;
   model_ = Model::load(options_.model_dir, lo);
   tokenizer_ = tok::Tokenizer::load_dir(options_.model_dir);
   prompts_ = std::make_unique<PromptBuilder>(options_.model_dir, tokenizer_);
@@ -69,7 +68,8 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   stop_ids_ = StopTokenIds::from_model(model_->config().eos_ids, tokenizer_eos).ids();
   model_id_ = std::filesystem::path(options_.model_dir).lexically_normal().filename().string();
   if (model_id_.empty()) model_id_ = std::filesystem::path(options_.model_dir).lexically_normal().parent_path().filename().string();
-  fingerprint_ = make_system_fingerprint(model_->weights_fingerprint(), model_->compute_dtype_name(), model_->device_name());
+  fingerprint_ = make_system_fingerprint(model_->weights_fingerprint(), model_->compute_dtype_name(),
+                                         model_->device_name(), model_->numeric_mode_id());
   thread_ = std::thread([this] { loop(); });
 }
 

@@ -28,6 +28,7 @@ struct EngineOptions {
   std::string model_dir;
   std::string device = "cpu";
   int threads = 1;                  // intra-op threads for the forward pass
+  std::string numeric_mode = "strict";  // "strict" (batch-invariant kernels) or "fast" (libtorch)
   int64_t default_max_tokens = 256;
   size_t queue_capacity = 64;       // beyond: 429
 };
@@ -75,8 +76,8 @@ class Engine {
 };
 
 // "fp_" + 16 hex of SHA-256 over the weights' hash, the engine build and its
-// numeric mode; exposed for tests.
+// numeric mode (Model::numeric_mode_id()); exposed for tests.
 std::string make_system_fingerprint(const std::string& weights_fingerprint, const std::string& dtype,
-                                    const std::string& device);
+                                    const std::string& device, const std::string& numeric_mode_id = "strict");
 
 }  // namespace reprox::engine

@@ -1,12 +1,15 @@
-// Logits of the libtorch model against the independent double-precision
-// reference, and KV-cached decoding against a full recompute, per architecture.
+// Logits of the model against the independent double-precision reference,
+// and KV-cached decoding against a full recompute, per architecture and
+// numeric mode: bitwise equal in strict mode, within 1e-5 in fast mode.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <torch/torch.h>
 
+#include "logits_compare.hpp"
 #include "model.hpp"
 #include "model_test_util.hpp"
 #include "reference_model.hpp"
@@ -25,11 +28,16 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-class ModelReferenceTest : public ::testing::TestWithParam<Case> {};
+using testutil::bitwise_equal;
+using testutil::max_abs_diff;
+
+class ModelReferenceTest : public ::testing::TestWithParam<std::tuple<Case, std::string>> {};
 
 TEST_P(ModelReferenceTest, LogitsMatchReferenceAndCachedDecodingMatchesRecompute) {
-  const Case& c = GetParam();
-  const std::string dir = testutil::scratch_dir(c.name);
+  const Case& c = std::get<0>(GetParam());
+  const std::string& mode = std::get<1>(GetParam());
+  const bool strict = mode == "strict";
+  const std::string dir = testutil::scratch_dir(c.name + "_" + mode);
   engine::TinyModelOptions o = testutil::tiny_options(c.arch, dir);
   o.dtype = c.dtype;
   if (c.tie >= 0) o.tie_embeddings = c.tie == 1;
@@ -38,7 +46,10 @@ TEST_P(ModelReferenceTest, LogitsMatchReferenceAndCachedDecodingMatchesRecompute
   o.seed = 1234;
   engine::make_tiny_model(o);
 
-  const auto model = engine::Model::load(dir);
+  engine::LoadOptions options;
+  options.numeric_mode = mode;
+  const auto model = engine::Model::load(dir, options);
+  ASSERT_EQ(model->strict(), strict);
   const engine::ModelConfig& cfg = model->config();
   if (c.tie == 1) {
     EXPECT_TRUE(cfg.tie_embeddings);
@@ -65,7 +76,8 @@ TEST_P(ModelReferenceTest, LogitsMatchReferenceAndCachedDecodingMatchesRecompute
     }
   }
   EXPECT_LT(max_diff, 1e-4) << "max |logit| " << max_abs;
-  std::cout << c.name << ": max |logit| " << max_abs << ", max diff vs reference " << max_diff << "\n";
+  std::cout << c.name << " (" << mode << "): max |logit| " << max_abs << ", max diff vs reference " << max_diff
+            << "\n";
   EXPECT_GT(max_abs, 0.5) << "logits too small for the comparison to mean anything";
 
   // Prefill 12 tokens, then decode one at a time; compare to the full rows.
@@ -74,30 +86,41 @@ TEST_P(ModelReferenceTest, LogitsMatchReferenceAndCachedDecodingMatchesRecompute
   torch::Tensor step = model->forward(prefix, kv);
   ASSERT_TRUE(step.defined());
   EXPECT_EQ(kv.length, 12);
-  EXPECT_LT((step - all[11]).abs().max().item<double>(), 1e-5);
+  if (strict) {
+    EXPECT_TRUE(bitwise_equal(step, all[11])) << "max diff " << max_abs_diff(step, all[11]);
+  } else {
+    EXPECT_LT(max_abs_diff(step, all[11]), 1e-5);
+  }
   double max_step_diff = 0;
   for (int64_t t = 12; t < 20; ++t) {
     step = model->forward({prompt[t]}, kv);
     ASSERT_TRUE(step.defined());
-    const double diff = (step - all[t]).abs().max().item<double>();
+    const double diff = max_abs_diff(step, all[t]);
     max_step_diff = std::max(max_step_diff, diff);
-    EXPECT_LT(diff, 1e-5) << "position " << t;
+    if (strict) {
+      EXPECT_TRUE(bitwise_equal(step, all[t])) << "position " << t << ", max diff " << diff;
+    } else {
+      EXPECT_LT(diff, 1e-5) << "position " << t;
+    }
   }
   EXPECT_EQ(kv.length, 20);
-  std::cout << c.name << ": max diff cached vs recompute " << max_step_diff << "\n";
+  std::cout << c.name << " (" << mode << "): max diff cached vs recompute " << max_step_diff << "\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Architectures, ModelReferenceTest,
-    ::testing::Values(Case{"qwen3_default", "qwen3"},
-                      Case{"qwen3_bf16_untied", "qwen3", "bf16", 0},
-                      Case{"llama_llama3_rope", "llama", "f32", -1, true},
-                      Case{"llama_bf16_tied", "llama", "bf16", 1},
-                      Case{"mistral_f16", "mistral", "f16"},
-                      Case{"qwen2_bias", "qwen2"},
-                      Case{"gpt2_tied", "gpt2"},
-                      Case{"gpt2_untied_prefixed_f16", "gpt2", "f16", 0, false, true}),
-    [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+    ::testing::Combine(::testing::Values(Case{"qwen3_default", "qwen3"},
+                                         Case{"qwen3_bf16_untied", "qwen3", "bf16", 0},
+                                         Case{"llama_llama3_rope", "llama", "f32", -1, true},
+                                         Case{"llama_bf16_tied", "llama", "bf16", 1},
+                                         Case{"mistral_f16", "mistral", "f16"},
+                                         Case{"qwen2_bias", "qwen2"},
+                                         Case{"gpt2_tied", "gpt2"},
+                                         Case{"gpt2_untied_prefixed_f16", "gpt2", "f16", 0, false, true}),
+                       ::testing::Values(std::string("strict"), std::string("fast"))),
+    [](const ::testing::TestParamInfo<std::tuple<Case, std::string>>& info) {
+      return std::get<0>(info.param).name + "_" + std::get<1>(info.param);
+    });
 
 TEST(ModelForward, RejectsInvalidInputWithoutTouchingTheCache) {
   const std::string dir = testutil::scratch_dir("invalid_input");

@@ -1,0 +1,47 @@
+#pragma once
+// The strict numeric mode's building blocks: torch tensors in and out, the
+// math done by reprox::kernels (fixed reduction order, row- and
+// batch-invariant; see engine/kernels/kernels.hpp). Torch only allocates.
+//
+// Every tensor here is fp32, contiguous and on the CPU (Model::load refuses
+// strict mode otherwise). Activations use the [T, heads * D] layout of the
+// projection outputs: no transposes, RoPE and q/k norms run in place on it.
+#include <cstdint>
+
+#include <torch/types.h>
+
+namespace reprox::engine::strict_ops {
+
+// x [T, in], weight [out, in], bias [out] or undefined -> [T, out]
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+// x [rows, D] (any shape whose last dim is D), weight [D] -> same shape.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+// In place on x [T, heads * head_dim]: each head's slice normalized with weight [head_dim].
+void rms_norm_heads_(torch::Tensor& x, int64_t head_dim, const torch::Tensor& weight, double eps);
+
+// x [rows, D], weight/bias [D] -> same shape.
+torch::Tensor layer_norm(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, double eps);
+
+// gate <- silu(gate) * up, elementwise; equal shapes.
+void silu_mul_(torch::Tensor& gate, const torch::Tensor& up);
+// x <- gelu_tanh(x) (GPT-2's gelu_new).
+void gelu_tanh_(torch::Tensor& x);
+
+// In place on x [T, heads * head_dim]; cos/sin [T, head_dim / 2] fp32.
+void apply_rope_(torch::Tensor& x, int64_t heads, int64_t head_dim, const torch::Tensor& cos,
+                 const torch::Tensor& sin);
+
+// RoPE tables for positions start..start+t-1: {cos, sin}, each [t, D/2] fp32.
+// Angles are position * inv_freq in double, then std::cos / std::sin, then
+// rounded to fp32, one element at a time: a position's values never depend
+// on which other positions are in the call.
+std::pair<torch::Tensor, torch::Tensor> rope_tables(const torch::Tensor& inv_freq, int64_t start, int64_t t);
+
+// q [T, n_heads * head_dim] (after RoPE); k_cache, v_cache [n_kv_heads,
+// capacity, head_dim] holding positions 0..q_offset+T-1. Query i sits at
+// position q_offset + i. -> [T, n_heads * head_dim]
+torch::Tensor causal_attention(const torch::Tensor& q, int64_t n_heads, int64_t head_dim,
+                               const torch::Tensor& k_cache, const torch::Tensor& v_cache, int64_t q_offset);
+
+}  // namespace reprox::engine::strict_ops
