@@ -154,6 +154,7 @@ LocalBackendFactory local_backend_factory() {
     o.device = config.device;
     o.threads = config.engine_threads;
     o.default_max_tokens = config.default_max_tokens;
+    o.kv_budget_bytes = static_cast<int64_t>(config.kv_budget);
     auto backend = std::make_unique<engine::LocalBackend>(o);
     LocalBackendParts parts;
     parts.text = backend.get();

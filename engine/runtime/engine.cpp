@@ -7,6 +7,7 @@
 
 #include "engine/model/model.hpp"
 #include "engine/runtime/choice_emitter.hpp"
+#include "engine/runtime/kv_reuse.hpp"
 #include "engine/sampling/sampler.hpp"
 #include "engine/sampling/stop_token_ids.hpp"
 
@@ -70,6 +71,12 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   if (model_id_.empty()) model_id_ = std::filesystem::path(options_.model_dir).lexically_normal().parent_path().filename().string();
   fingerprint_ = make_system_fingerprint(model_->weights_fingerprint(), model_->compute_dtype_name(),
                                          model_->device_name(), model_->numeric_mode_id());
+  if (options_.kv_budget_bytes > 0) {
+    KvReuseOptions ro;
+    ro.budget_bytes = options_.kv_budget_bytes;
+    kv_reuse_ = std::make_unique<KvReuse>(model_->new_cache(1), ro);
+    if (!kv_reuse_->enabled()) kv_reuse_.reset();  // budget under one block
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -81,6 +88,17 @@ Engine::~Engine() {
   }
   cv_.notify_all();
   thread_.join();
+}
+
+void Engine::publish_kv_counters() {
+  if (!kv_reuse_) return;
+  std::lock_guard lock(kv_counters_mutex_);
+  kv_counters_ = kv_reuse_->counters();
+}
+
+kv::KvCounters Engine::kv_counters() const {
+  std::lock_guard lock(kv_counters_mutex_);
+  return kv_counters_;
 }
 
 int64_t Engine::max_positions() const { return model_->config().max_positions; }
@@ -107,6 +125,7 @@ void Engine::loop() {
     }
     if (job.cancelled->load()) continue;
     run(job);
+    publish_kv_counters();
   }
 }
 
@@ -122,10 +141,23 @@ void Engine::run(EngineJob& job) {
     return false;
   };
 
-  // Prefill once; every choice starts from a copy of the prompt's KV.
+  // Prefill once; every choice starts from a copy of the prompt's KV. With
+  // reuse, the tenant's longest cached prefix is copied in first and only the
+  // rest of the prompt is computed; the lease holds those blocks until run()
+  // returns.
   KvCache prompt_kv = model_->new_cache(static_cast<int64_t>(job.prompt.size()) + job.max_tokens + 1);
+  KvLease lease;
+  if (kv_reuse_) lease = kv_reuse_->acquire(req.tenant, job.prompt, prompt_kv);
+  struct ReleaseLease {
+    KvReuse* reuse;
+    KvLease& lease;
+    ~ReleaseLease() {
+      if (reuse) reuse->release(lease);
+    }
+  } release_lease{kv_reuse_.get(), lease};
+  const std::vector<int32_t> uncached(job.prompt.begin() + lease.cached_tokens, job.prompt.end());
   std::string error;
-  torch::Tensor prompt_logits = model_->forward(job.prompt, prompt_kv, false, &error);
+  torch::Tensor prompt_logits = model_->forward(uncached, prompt_kv, false, &error);
   if (!prompt_logits.defined()) {
     job.sink->on_error(api::ApiError{400, "the prompt cannot be processed: " + error, "invalid_request_error", "messages", ""});
     return;
@@ -133,6 +165,7 @@ void Engine::run(EngineJob& job) {
 
   Usage usage;
   usage.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  usage.cached_tokens = lease.cached_tokens;
   SamplerScratch scratch;
   for (uint32_t choice = 0; choice < n; ++choice) {
     KvCache kv = prompt_kv;
@@ -143,6 +176,8 @@ void Engine::run(EngineJob& job) {
     torch::Tensor logits = prompt_logits.contiguous();
     Sampler sampler(params, vocab, choice);
     ChoiceEmitter emitter(tokenizer_, choice, req.chat.stop, req.chat.logprobs);
+    std::vector<int32_t> sequence;  // tokens whose KV is in kv, for reuse by the next turn
+    if (kv_reuse_) sequence = job.prompt;
     bool finished = false;
     for (int64_t step = 0; step < job.max_tokens && !finished; ++step) {
       if (job.cancelled->load(std::memory_order_relaxed)) return;
@@ -164,6 +199,7 @@ void Engine::run(EngineJob& job) {
         break;
       }
       if (step + 1 == job.max_tokens) break;
+      if (kv_reuse_) sequence.push_back(sample.token);
       logits = model_->forward({sample.token}, kv, false, &error);
       if (!logits.defined()) {
         job.sink->on_error(api::ApiError{500, "generation failed: " + error, "server_error", "", ""});
@@ -172,7 +208,10 @@ void Engine::run(EngineJob& job) {
       logits = logits.contiguous();
     }
     if (!finished) job.sink->on_event(emitter.finish("length"));
+    if (kv_reuse_) kv_reuse_->keep(req.tenant, sequence, kv);
   }
+  if (kv_reuse_) kv_reuse_->release(lease);
+  publish_kv_counters();  // before on_complete, so a caller that saw the answer sees its counters
   job.sink->on_complete(usage, fingerprint_);
 }
 

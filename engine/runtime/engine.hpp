@@ -17,12 +17,14 @@
 #include <thread>
 #include <vector>
 
+#include "engine/kv/kv_cache_manager.hpp"
 #include "engine/runtime/prompt_builder.hpp"
 #include "proxy/backend/backend.hpp"
 
 namespace reprox::engine {
 
 class Model;
+class KvReuse;
 
 struct EngineOptions {
   std::string model_dir;
@@ -31,6 +33,7 @@ struct EngineOptions {
   std::string numeric_mode = "strict";  // "strict" (batch-invariant kernels) or "fast" (libtorch)
   int64_t default_max_tokens = 256;
   size_t queue_capacity = 64;       // beyond: 429
+  int64_t kv_budget_bytes = 0;      // KV kept for conversation reuse (per tenant, whole blocks); 0 = off
 };
 
 struct EngineJob {
@@ -55,10 +58,14 @@ class Engine {
   const std::shared_ptr<const tok::Tokenizer>& tokenizer() const { return tokenizer_; }
   int64_t max_positions() const;
   const EngineOptions& options() const { return options_; }
+  // The KV reuse cache's counters as of the last finished job (all zero
+  // when reuse is off). Any thread.
+  kv::KvCounters kv_counters() const;
 
  private:
   void loop();
   void run(EngineJob& job);
+  void publish_kv_counters();
 
   EngineOptions options_;
   std::unique_ptr<Model> model_;
@@ -67,6 +74,10 @@ class Engine {
   std::vector<int32_t> stop_ids_;
   std::string model_id_;
   std::string fingerprint_;
+  std::unique_ptr<KvReuse> kv_reuse_;  // null when kv_budget_bytes is 0; engine thread only
+
+  mutable std::mutex kv_counters_mutex_;
+  kv::KvCounters kv_counters_;  // published copy of kv_reuse_->counters()
 
   std::mutex mutex_;
   std::condition_variable cv_;
