@@ -7,33 +7,10 @@
 #include "engine/template/builtins.hpp"
 #include "engine/template/py_text.hpp"
 
+#include "proxy/json/json.hpp"
+
 namespace reprox::tmpl {
 namespace {
-
-void write_json_string(std::string& out, const std::string& s) {
-  out.push_back('"');
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          out += b;
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 struct Dumper {
   int indent;  // < 0: single line
@@ -66,7 +43,7 @@ struct Dumper {
           py::append_float_repr(out, d);
         return true;
       }
-      case Value::Kind::String: write_json_string(out, v.as_string()); return true;
+      case Value::Kind::String: json::write_string(out, v.as_string()); return true;
       case Value::Kind::List:
       case Value::Kind::Tuple: {
         const List& l = v.as_list();
@@ -103,7 +80,7 @@ struct Dumper {
         for (size_t i = 0; i < entries.size(); ++i) {
           if (i) out += item_sep;
           if (indent >= 0) newline(out, depth + 1);
-          write_json_string(out, entries[i]->first);
+          json::write_string(out, entries[i]->first);
           out += key_sep;
           if (!dump(entries[i]->second, out, depth + 1)) return false;
         }

@@ -1,5 +1,7 @@
 #include "tiny_tokenizer.hpp"
 
+#include "proxy/json/json.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -152,26 +154,9 @@ TokenizerFacts inspect_gpt2(const fs::path& dir) {
 }  // namespace
 
 std::string json_quote(const std::string& text) {
-  std::string out = "\"";
-  for (const char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  json::write_string(out, text);
+  return out;
 }
 
 TokenizerFacts inspect_tokenizer(const std::string& source_dir) {
