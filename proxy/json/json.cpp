@@ -142,12 +142,58 @@ bool convert(simdjson::dom::element e, Value& out, size_t depth, size_t max_dept
 
 }  // namespace
 
+// Integers past 64 bits (Hugging Face's tokenizer_config.json writes
+// model_max_length as 1000000000000000019884624838656) are valid JSON that
+// simdjson refuses; JavaScript and Python read them as doubles. Rewrites each
+// such literal outside strings as a double ("...e0").
+std::string widen_big_integers(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < text.size()) out.push_back(text[++i]);
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out.push_back(c);
+      continue;
+    }
+    if (c >= '0' && c <= '9' && (i == 0 || !(text[i - 1] >= '0' && text[i - 1] <= '9'))) {
+      size_t j = i;
+      while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+      out.append(text.data() + i, j - i);
+      // A whole number token: starts a value (after ':', ',', '[' or an
+      // optional '-') and has no fraction or exponent.
+      size_t k = i > 0 && text[i - 1] == '-' ? i - 1 : i;
+      while (k > 0 && (text[k - 1] == ' ' || text[k - 1] == '\n' || text[k - 1] == '\r' || text[k - 1] == '\t')) --k;
+      bool starts_value = k == 0 || text[k - 1] == ':' || text[k - 1] == ',' || text[k - 1] == '[';
+      bool integer_literal = starts_value && (j == text.size() || (text[j] != '.' && text[j] != 'e' && text[j] != 'E'));
+      if (integer_literal && j - i > 19) out += "e0";
+      i = j - 1;
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 ParseError parse(std::string_view text, Value& out, size_t max_depth) {
   // One parser per thread: simdjson parsers are reusable but not shareable.
   thread_local simdjson::dom::parser parser;
   simdjson::padded_string padded(text);
   simdjson::dom::element root;
   auto error = parser.parse(padded).get(root);
+  std::string widened;
+  if (error == simdjson::NUMBER_ERROR) {
+    widened = widen_big_integers(text);
+    padded = simdjson::padded_string(widened);
+    error = parser.parse(padded).get(root);
+  }
   if (error) return ParseError{std::string("invalid JSON: ") + simdjson::error_message(error)};
   std::string err;
   if (!convert(root, out, 0, max_depth, err)) return ParseError{err};
