@@ -56,6 +56,7 @@ void load_config_file(const std::string& path, Config& c) {
       {"engine.model", setter(c.model, "engine.model")},
       {"engine.threads", setter(c.engine_threads, "engine.threads")},
       {"engine.device", setter(c.device, "engine.device")},
+      {"engine.numeric_mode", setter(c.numeric_mode, "engine.numeric_mode")},
       {"engine.kv_budget", setter(c.kv_budget, "engine.kv_budget")},
       {"engine.default_max_tokens", setter(c.default_max_tokens, "engine.default_max_tokens")},
       {"upstream.url", setter(c.upstream, "upstream.url")},

@@ -29,6 +29,7 @@ struct Config {
   std::string model;  // empty: the embedded tiny model
   int engine_threads = 1;
   std::string device = "cpu";
+  std::string numeric_mode = "strict";  // strict: row/batch-invariant kernels; fast: libtorch
   uint64_t kv_budget = 512ull << 20;
   int64_t default_max_tokens = 256;
   // [upstream]

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   serve->add_option("--threads", config.threads, "I/O threads");
   serve->add_option("--engine-threads", config.engine_threads, "Engine intra-op threads");
   serve->add_option("--device", config.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  serve->add_option("--numeric-mode", config.numeric_mode,
+                    "strict (exact: same bytes with or without KV reuse, at any batch) or fast (libtorch)")
+      ->check(CLI::IsMember({"strict", "fast"}));
   serve->add_option("--cache-bytes", config.cache_bytes, "Memory tier budget in bytes");
   serve->add_option("--cache-ttl", config.cache_ttl, "Cache TTL in seconds");
   serve->add_option("--kv-budget", config.kv_budget, "Bytes of KV kept for reuse across requests (0: off)");

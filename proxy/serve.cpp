@@ -115,6 +115,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
     auto parts = make_local(config);
     backend = std::move(parts.backend);
     app.text = parts.text;
+    app.before_scrape = std::move(parts.before_scrape);
   }
   app.backend = backend.get();
 

@@ -15,6 +15,7 @@ namespace reprox {
 struct LocalBackendParts {
   std::unique_ptr<Backend> backend;
   TextEndpoints* text = nullptr;  // owned by backend
+  std::function<void(Metrics&)> before_scrape;  // e.g. KV reuse gauges
 };
 using LocalBackendFactory = std::function<LocalBackendParts(const Config&)>;
 

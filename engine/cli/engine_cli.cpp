@@ -152,12 +152,17 @@ LocalBackendFactory local_backend_factory() {
       }
     }
     o.device = config.device;
+    o.numeric_mode = config.numeric_mode;
     o.threads = config.engine_threads;
     o.default_max_tokens = config.default_max_tokens;
     o.kv_budget_bytes = static_cast<int64_t>(config.kv_budget);
     auto backend = std::make_unique<engine::LocalBackend>(o);
     LocalBackendParts parts;
     parts.text = backend.get();
+    parts.before_scrape = [engine = &backend->engine()](Metrics& m) {
+      auto k = engine->kv_counters();
+      m.kv_state(double(k.bytes_held), double(k.cached_blocks), double(k.evictions), double(k.lookups), double(k.hits));
+    };
     parts.backend = std::move(backend);
     return parts;
   };

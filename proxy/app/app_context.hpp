@@ -53,6 +53,7 @@ struct AppContext {
   ForwardFn forward;                    // empty without an upstream
   std::function<bool()> draining;       // healthz 503 while draining
   std::function<std::string()> health_detail;  // "ok" | "degraded"
+  std::function<void(Metrics&)> before_scrape;  // backend state into metrics (KV reuse)
 };
 
 }  // namespace reprox

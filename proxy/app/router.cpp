@@ -72,6 +72,7 @@ void handle_metrics(AppContext& app, Responder& r) {
     auto s = app.memory->stats();
     app.metrics->tier_state("memory", double(s.entries), double(s.bytes), double(s.evictions));
   }
+  if (app.before_scrape) app.before_scrape(*app.metrics);
   Response res{http::status::ok, 11};
   res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
   res.body() = app.metrics->render();

@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace reprox {
@@ -26,6 +27,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   prompt_tokens_ = &BuildCounter().Name("reprox_prompt_tokens_total").Help("Prompt tokens of generations").Register(*registry_).Add({});
   generated_tokens_ = &BuildCounter().Name("reprox_generated_tokens_total").Help("Tokens generated").Register(*registry_).Add({});
   kv_reused_tokens_ = &BuildCounter().Name("reprox_kv_reused_tokens_total").Help("Prompt tokens served from reused KV").Register(*registry_).Add({});
+  kv_bytes_ = &BuildGauge().Name("reprox_kv_bytes").Help("Bytes of KV kept for reuse across requests").Register(*registry_).Add({});
+  kv_blocks_ = &BuildGauge().Name("reprox_kv_cached_blocks").Help("KV blocks kept for reuse").Register(*registry_).Add({});
+  kv_evictions_ = &BuildCounter().Name("reprox_kv_evictions_total").Help("KV cache evictions (LRU, budget or per-user limit)").Register(*registry_).Add({});
+  kv_lookups_ = &BuildCounter().Name("reprox_kv_lookups_total").Help("KV prefix lookups").Register(*registry_).Add({});
+  kv_hits_ = &BuildCounter().Name("reprox_kv_hits_total").Help("KV prefix lookups that reused at least one block").Register(*registry_).Add({});
   auto& audits = BuildCounter().Name("reprox_repro_audits_total").Help("Reproducibility audits by result").Register(*registry_);
   audit_match_ = &audits.Add({{"result", "match"}});
   audit_mismatch_ = &audits.Add({{"result", "mismatch"}});
@@ -92,6 +98,19 @@ void Metrics::tier_state(const std::string& tier, double entries, double bytes, 
   if (evictions_total > seen) {
     evictions_->Add({{"tier", tier}}).Increment(evictions_total - seen);
     seen = evictions_total;
+  }
+}
+
+void Metrics::kv_state(double bytes_held, double cached_blocks, double evictions_total, double lookups_total,
+                       double hits_total) {
+  kv_bytes_->Set(bytes_held);
+  kv_blocks_->Set(cached_blocks);
+  std::lock_guard lock(mutex_);
+  prometheus::Counter* counters[3] = {kv_evictions_, kv_lookups_, kv_hits_};
+  double totals[3] = {evictions_total, lookups_total, hits_total};
+  for (int i = 0; i < 3; ++i) {
+    if (totals[i] > kv_seen_[i]) counters[i]->Increment(totals[i] - kv_seen_[i]);
+    kv_seen_[i] = std::max(kv_seen_[i], totals[i]);
   }
 }
 

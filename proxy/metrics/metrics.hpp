@@ -32,6 +32,10 @@ class Metrics {
   // Tier gauges and eviction totals, refreshed before each scrape.
   void tier_state(const std::string& tier, double entries, double bytes, double evictions_total);
 
+  // KV reuse state of the engine, refreshed before each scrape.
+  void kv_state(double bytes_held, double cached_blocks, double evictions_total, double lookups_total,
+                double hits_total);
+
   std::string render() const;  // Prometheus text format
 
  private:
@@ -49,6 +53,12 @@ class Metrics {
   prometheus::Counter* prompt_tokens_;
   prometheus::Counter* generated_tokens_;
   prometheus::Counter* kv_reused_tokens_;
+  prometheus::Gauge* kv_bytes_;
+  prometheus::Gauge* kv_blocks_;
+  prometheus::Counter* kv_evictions_;
+  prometheus::Counter* kv_lookups_;
+  prometheus::Counter* kv_hits_;
+  double kv_seen_[3] = {0, 0, 0};  // evictions, lookups, hits already counted
   prometheus::Counter* audit_match_;
   prometheus::Counter* audit_mismatch_;
   prometheus::Counter* hit_;
