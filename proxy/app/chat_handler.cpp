@@ -269,7 +269,66 @@ void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
 
 }  // namespace
 
+namespace {
+
+// Repeated requests (the cache-hit path) skip parsing and keying: a small
+// per-thread memo maps the exact body plus every header that enters
+// prepare_chat to its result. The rest of the inputs (backend, options) are
+// fixed for the process. Bounded: one entry per slot, replaced on collision.
+class PreparedMemo {
+ public:
+  static std::string key_of(const Request& request) {
+    std::string k;
+    auto add = [&k](std::string_view v) {
+      k.append(std::to_string(v.size()));
+      k.push_back(':');
+      k.append(v);
+    };
+    add(request.body());
+    add(request[http::field::authorization]);
+    add(request[http::field::cache_control]);
+    auto ns = request.find("x-reprox-namespace");
+    add(ns == request.end() ? std::string_view("\x01") : std::string_view(ns->value()));
+    return k;
+  }
+  const PreparedChat* find(const std::string& key) const {
+    const Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
+    return s.key == key ? &s.value : nullptr;
+  }
+  void put(const std::string& key, const PreparedChat& value) {
+    Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
+    s.key = key;
+    s.value = value;
+  }
+
+ private:
+  struct Slot {
+    std::string key;
+    PreparedChat value;
+  };
+  std::array<Slot, 128> slots_;
+};
+
+std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& request, PreparedChat& out);
+
+}  // namespace
+
 std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out) {
+  if (request.body().size() > 64 * 1024) return prepare_uncached(app, request, out);
+  thread_local PreparedMemo memo;
+  std::string key = PreparedMemo::key_of(request);
+  if (const PreparedChat* hit = memo.find(key)) {
+    out = *hit;
+    return std::nullopt;
+  }
+  auto err = prepare_uncached(app, request, out);
+  if (!err) memo.put(key, out);
+  return err;
+}
+
+namespace {
+
+std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& request, PreparedChat& out) {
   auto parsed = api::parse_chat_request(request.body());
   if (!parsed) return parsed.error;
   out.request = std::move(*parsed.request);
@@ -301,6 +360,8 @@ std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& reques
   out.key = policy::make_key(out.request, kc);
   return std::nullopt;
 }
+
+}  // namespace
 
 void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> responder) {
   auto c = std::make_shared<ChatContext>(app, responder);
