@@ -3,11 +3,13 @@
 // the residual stream x [T, H] of the tokens at positions start..start+T-1,
 // writes their keys/values into the layer's cache (k_cache, v_cache
 // [n_kv_heads, capacity, head_dim], capacity >= start + T) and returns the
-// new residual stream [T, H].
+// new residual stream [T, H]. The strict blocks take several sequences at once.
 #include <cstdint>
+#include <vector>
 
 #include <torch/types.h>
 
+#include "model.hpp"
 #include "model_config.hpp"
 #include "model_weights.hpp"
 
@@ -22,12 +24,23 @@ torch::Tensor gpt2_fast(const ModelConfig& c, const LayerWeights& l, const torch
                         torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start);
 
 // strict: reprox::kernels (strict_ops.hpp), fp32 CPU only; bitwise the same
-// for a token whatever the other tokens of the call and the cache capacity.
-// cos/sin [T, D/2] fp32 from strict_ops::rope_tables.
+// for a token whatever the other tokens of the call, the other sequences of
+// the batch and the cache capacity.
+//
+// A strict call runs a batch of sequences at once: x [R, H] holds the rows
+// of every segment back to back. Norms, projections and the MLP run over all
+// R rows (one pass over the weights for the whole batch); RoPE, the cache
+// writes and attention run per segment, each on its own KvCache.
+struct StrictSegment {
+  int64_t row = 0;         // its first row in x
+  int64_t t = 0;           // its rows (tokens)
+  int64_t start = 0;       // position of its first token
+  KvCache* kv = nullptr;   // capacity >= start + t; layer i's K/V are kv->k[i], kv->v[i]
+  torch::Tensor cos, sin;  // [t, D/2] fp32 from strict_ops::rope_tables (llama family)
+};
 torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                           const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& k_cache,
-                           torch::Tensor& v_cache, int64_t start);
+                           const std::vector<StrictSegment>& segments, size_t layer);
 torch::Tensor gpt2_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                          torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start);
+                          const std::vector<StrictSegment>& segments, size_t layer);
 
 }  // namespace reprox::engine::blocks

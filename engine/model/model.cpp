@@ -1,6 +1,7 @@
 #include "model.hpp"
 
 #include <stdexcept>
+#include <tuple>
 
 #include <torch/torch.h>
 
@@ -122,35 +123,33 @@ void Model::ensure_capacity(KvCache& kv, int64_t needed) const {
   }
 }
 
-torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bool all_logits,
-                             std::string* error) const {
-  const auto fail = [error](const std::string& why) {
-    if (error != nullptr) *error = why;
-    return torch::Tensor();
-  };
-  if (tokens.empty()) return fail("no tokens");
+std::string Model::prepare(const std::vector<int32_t>& tokens, KvCache& kv) const {
+  if (tokens.empty()) return "no tokens";
   for (int32_t id : tokens) {
-    if (id < 0 || id >= config_.vocab_size) return fail("token id " + std::to_string(id) + " outside the vocabulary");
+    if (id < 0 || id >= config_.vocab_size) return "token id " + std::to_string(id) + " outside the vocabulary";
   }
-  const int64_t t = static_cast<int64_t>(tokens.size());
-  const int64_t start = kv.length;
-  if (start + t > config_.max_positions) {
-    return fail("sequence of " + std::to_string(start + t) + " tokens exceeds max_positions " +
-                std::to_string(config_.max_positions));
+  const int64_t end = kv.length + static_cast<int64_t>(tokens.size());
+  if (end > config_.max_positions) {
+    return "sequence of " + std::to_string(end) + " tokens exceeds max_positions " +
+           std::to_string(config_.max_positions);
   }
-  c10::InferenceMode guard;
-  ensure_capacity(kv, start + t);
+  ensure_capacity(kv, end);
   if (strict_) {
     // The kernels read the caches through raw pointers.
     for (size_t i = 0; i < kv.k.size(); ++i) {
       if (!kv.k[i].is_contiguous() || !kv.v[i].is_contiguous() || kv.k[i].scalar_type() != torch::kFloat32 ||
           kv.v[i].scalar_type() != torch::kFloat32 || !kv.k[i].is_cpu() || !kv.v[i].is_cpu()) {
-        return fail("KV cache layer " + std::to_string(i) + " is not a contiguous float32 CPU tensor");
+        return "KV cache layer " + std::to_string(i) + " is not a contiguous float32 CPU tensor";
       }
     }
   }
+  return "";
+}
+
+torch::Tensor Model::embed(const std::vector<int32_t>& tokens, int64_t start) const {
   const ModelWeights& w = *weights_;
   const torch::Device device = w.options.device();
+  const int64_t t = static_cast<int64_t>(tokens.size());
   const torch::Tensor ids =
       torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::TensorOptions().dtype(torch::kLong))
           .to(device);
@@ -159,10 +158,72 @@ torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bo
     const torch::Tensor pos = torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kLong).device(device));
     x = x + w.positions.index_select(0, pos);
   }
-  torch::Tensor logits = strict_ ? run_strict(std::move(x), kv, start, all_logits)
-                                 : run_fast(std::move(x), kv, start, all_logits);
+  return x;
+}
+
+torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bool all_logits,
+                             std::string* error) const {
+  c10::InferenceMode guard;
+  if (std::string why = prepare(tokens, kv); !why.empty()) {
+    if (error != nullptr) *error = why;
+    return torch::Tensor();
+  }
+  const int64_t t = static_cast<int64_t>(tokens.size());
+  const int64_t start = kv.length;
+  torch::Tensor x = embed(tokens, start);
+  torch::Tensor logits;
+  if (strict_) {
+    std::vector<blocks::StrictSegment> segments(1);
+    segments[0].t = t;
+    segments[0].start = start;
+    segments[0].kv = &kv;
+    std::vector<int64_t> rows;
+    for (int64_t i = all_logits ? 0 : t - 1; i < t; ++i) rows.push_back(i);
+    logits = run_strict(std::move(x), segments, rows);
+  } else {
+    logits = run_fast(std::move(x), kv, start, all_logits);
+  }
   kv.length = start + t;
   return all_logits ? logits.contiguous() : logits.view({config_.vocab_size}).contiguous();
+}
+
+torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::string* error) const {
+  c10::InferenceMode guard;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string why = inputs[i].kv == nullptr ? "no KV cache" : prepare(inputs[i].tokens, *inputs[i].kv);
+    if (!why.empty()) {
+      if (error != nullptr) *error = "batch input " + std::to_string(i) + ": " + why;
+      return torch::Tensor();
+    }
+  }
+  std::vector<torch::Tensor> logits;
+  if (!strict_) {
+    for (const BatchInput& in : inputs) {
+      const int64_t start = in.kv->length;
+      torch::Tensor l = run_fast(embed(in.tokens, start), *in.kv, start, false);
+      in.kv->length = start + static_cast<int64_t>(in.tokens.size());
+      if (in.want_logits) logits.push_back(l.view({1, config_.vocab_size}));
+    }
+  } else {
+    std::vector<blocks::StrictSegment> segments(inputs.size());
+    std::vector<torch::Tensor> xs;
+    std::vector<int64_t> rows;
+    int64_t row = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      blocks::StrictSegment& s = segments[i];
+      s.row = row;
+      s.t = static_cast<int64_t>(inputs[i].tokens.size());
+      s.start = inputs[i].kv->length;
+      s.kv = inputs[i].kv;
+      xs.push_back(embed(inputs[i].tokens, s.start));
+      row += s.t;
+      if (inputs[i].want_logits) rows.push_back(row - 1);
+    }
+    if (!inputs.empty()) logits.push_back(run_strict(torch::cat(xs, 0), segments, rows));
+    for (const BatchInput& in : inputs) in.kv->length += static_cast<int64_t>(in.tokens.size());
+  }
+  if (logits.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
+  return torch::cat(logits, 0).contiguous();
 }
 
 torch::Tensor Model::run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const {
@@ -188,22 +249,22 @@ torch::Tensor Model::run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool 
   return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32).to(torch::kCPU);
 }
 
-torch::Tensor Model::run_strict(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const {
+torch::Tensor Model::run_strict(torch::Tensor x, std::vector<blocks::StrictSegment>& segments,
+                                const std::vector<int64_t>& logit_rows) const {
   const ModelWeights& w = *weights_;
-  const int64_t t = x.size(0);
   x = x.contiguous();
   if (config_.family == ArchFamily::kGpt2) {
-    for (size_t i = 0; i < w.layers.size(); ++i) {
-      x = blocks::gpt2_strict(config_, w.layers[i], x, kv.k[i], kv.v[i], start);
-    }
+    for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::gpt2_strict(config_, w.layers[i], x, segments, i);
   } else {
-    const auto [cos, sin] = strict_ops::rope_tables(w.rope_inv_freq, start, t);  // [T, D/2] each
-    for (size_t i = 0; i < w.layers.size(); ++i) {
-      x = blocks::llama_strict(config_, w.layers[i], x, cos, sin, kv.k[i], kv.v[i], start);
+    for (blocks::StrictSegment& s : segments) {
+      std::tie(s.cos, s.sin) = strict_ops::rope_tables(w.rope_inv_freq, s.start, s.t);  // [t, D/2] each
     }
+    for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::llama_strict(config_, w.layers[i], x, segments, i);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
-  if (!all_logits) x = x.narrow(0, t - 1, 1).contiguous();
+  if (static_cast<int64_t>(logit_rows.size()) != x.size(0)) {
+    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong))).contiguous();
+  }
   x = config_.family == ArchFamily::kGpt2
           ? strict_ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
           : strict_ops::rms_norm(x, w.final_norm_w, config_.norm_eps);

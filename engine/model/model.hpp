@@ -38,6 +38,17 @@ struct KvCache {
 
 struct ModelWeights;  // defined in model_weights.hpp
 
+// One sequence's part of a batched forward pass.
+struct BatchInput {
+  std::vector<int32_t> tokens;  // appended at positions kv->length..
+  KvCache* kv = nullptr;        // distinct for every input of a call
+  bool want_logits = true;      // return the logits of its last token
+};
+
+namespace blocks {
+struct StrictSegment;
+}
+
 class Model {
  public:
   // Reads config.json, generation_config.json and the safetensors weights in
@@ -71,10 +82,26 @@ class Model {
   torch::Tensor forward(const std::vector<int32_t>& tokens, KvCache& kv, bool all_logits = false,
                         std::string* error = nullptr) const;
 
+  // Runs several sequences in one pass (continuous batching): each input's
+  // tokens are appended to its own cache as forward() would. Returns fp32 CPU
+  // logits [inputs with want_logits, vocab], in input order. In strict mode
+  // the projections and the MLP run once over the rows of all inputs, and
+  // every row's result is bitwise the one forward() gives for that sequence
+  // alone (the kernels are batch-invariant). In fast mode the inputs run one
+  // after the other. On invalid input returns an undefined tensor, changes no
+  // cache length and, when `error` is given, says which input and why.
+  torch::Tensor forward_batch(const std::vector<BatchInput>& inputs, std::string* error = nullptr) const;
+
  private:
   Model();
   void ensure_capacity(KvCache& kv, int64_t needed) const;
-  torch::Tensor run_strict(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const;
+  // "" or why the input cannot run; grows its cache when it can.
+  std::string prepare(const std::vector<int32_t>& tokens, KvCache& kv) const;
+  // x [T, H] embeddings (+ GPT-2 positions) of tokens at positions start...
+  torch::Tensor embed(const std::vector<int32_t>& tokens, int64_t start) const;
+  // The residual rows listed in logit_rows through the final norm and lm_head.
+  torch::Tensor run_strict(torch::Tensor x, std::vector<blocks::StrictSegment>& segments,
+                           const std::vector<int64_t>& logit_rows) const;
   torch::Tensor run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const;
 
   ModelConfig config_;

@@ -16,28 +16,44 @@ void store_in_cache(const torch::Tensor& kv_new, torch::Tensor& cache, int64_t s
   cache.narrow(1, start, t).copy_(kv_new.view({t, n_kv, d}).transpose(0, 1));
 }
 
+
+// Per segment: RoPE on its rows of q and k (llama), its keys/values into its
+// cache, attention over its cache into its rows of the result [R, Nq*D].
+torch::Tensor attend(const ModelConfig& c, torch::Tensor& q, torch::Tensor& k, const torch::Tensor& v,
+                     const std::vector<StrictSegment>& segments, size_t layer, bool rope) {
+  torch::Tensor out = torch::empty({q.size(0), c.n_heads * c.head_dim}, q.options());
+  for (const StrictSegment& s : segments) {
+    torch::Tensor qs = q.narrow(0, s.row, s.t);
+    torch::Tensor ks = k.narrow(0, s.row, s.t);
+    if (rope) {
+      strict_ops::apply_rope_(qs, c.n_heads, c.head_dim, s.cos, s.sin);
+      strict_ops::apply_rope_(ks, c.n_kv_heads, c.head_dim, s.cos, s.sin);
+    }
+    store_in_cache(ks, s.kv->k[layer], s.start);
+    store_in_cache(v.narrow(0, s.row, s.t), s.kv->v[layer], s.start);
+    strict_ops::causal_attention_into(qs, c.n_heads, c.head_dim, s.kv->k[layer], s.kv->v[layer], s.start,
+                                      out.narrow(0, s.row, s.t));
+  }
+  return out;
+}
+
 }  // namespace
 
 torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                           const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& k_cache,
-                           torch::Tensor& v_cache, int64_t start) {
-  const torch::Tensor h = strict_ops::rms_norm(x, l.attn_norm_w, c.norm_eps);  // [T, H]
-  torch::Tensor q = strict_ops::linear(h, l.wq, l.bq);                        // [T, Nq*D]
-  torch::Tensor k = strict_ops::linear(h, l.wk, l.bk);                        // [T, Nkv*D]
-  const torch::Tensor v = strict_ops::linear(h, l.wv, l.bv);                  // [T, Nkv*D]
+                           const std::vector<StrictSegment>& segments, size_t layer) {
+  const torch::Tensor h = strict_ops::rms_norm(x, l.attn_norm_w, c.norm_eps);  // [R, H]
+  torch::Tensor q = strict_ops::linear(h, l.wq, l.bq);                        // [R, Nq*D]
+  torch::Tensor k = strict_ops::linear(h, l.wk, l.bk);                        // [R, Nkv*D]
+  const torch::Tensor v = strict_ops::linear(h, l.wv, l.bv);                  // [R, Nkv*D]
   if (c.qk_norm) {
     strict_ops::rms_norm_heads_(q, c.head_dim, l.q_norm, c.norm_eps);
     strict_ops::rms_norm_heads_(k, c.head_dim, l.k_norm, c.norm_eps);
   }
-  strict_ops::apply_rope_(q, c.n_heads, c.head_dim, cos, sin);
-  strict_ops::apply_rope_(k, c.n_kv_heads, c.head_dim, cos, sin);
-  store_in_cache(k, k_cache, start);
-  store_in_cache(v, v_cache, start);
-  const torch::Tensor attn = strict_ops::causal_attention(q, c.n_heads, c.head_dim, k_cache, v_cache, start);
+  const torch::Tensor attn = attend(c, q, k, v, segments, layer, /*rope=*/true);
   torch::Tensor x1 = strict_ops::linear(attn, l.wo, l.bo);
   x1.add_(x);
   const torch::Tensor h2 = strict_ops::rms_norm(x1, l.mlp_norm_w, c.norm_eps);
-  torch::Tensor gate = strict_ops::linear(h2, l.w_gate, l.b_gate);  // [T, I]
+  torch::Tensor gate = strict_ops::linear(h2, l.w_gate, l.b_gate);  // [R, I]
   strict_ops::silu_mul_(gate, strict_ops::linear(h2, l.w_up, l.b_up));
   torch::Tensor out = strict_ops::linear(gate, l.w_down, l.b_down);
   out.add_(x1);
@@ -45,16 +61,16 @@ torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const to
 }
 
 torch::Tensor gpt2_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                          torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start) {
+                          const std::vector<StrictSegment>& segments, size_t layer) {
   const torch::Tensor h = strict_ops::layer_norm(x, l.attn_norm_w, l.attn_norm_b, c.norm_eps);
-  const torch::Tensor q = strict_ops::linear(h, l.wq, l.bq);  // [T, Nq*D]
-  store_in_cache(strict_ops::linear(h, l.wk, l.bk), k_cache, start);
-  store_in_cache(strict_ops::linear(h, l.wv, l.bv), v_cache, start);
-  const torch::Tensor attn = strict_ops::causal_attention(q, c.n_heads, c.head_dim, k_cache, v_cache, start);
+  torch::Tensor q = strict_ops::linear(h, l.wq, l.bq);  // [R, Nq*D]
+  torch::Tensor k = strict_ops::linear(h, l.wk, l.bk);
+  const torch::Tensor v = strict_ops::linear(h, l.wv, l.bv);
+  const torch::Tensor attn = attend(c, q, k, v, segments, layer, /*rope=*/false);
   torch::Tensor x1 = strict_ops::linear(attn, l.wo, l.bo);
   x1.add_(x);
   const torch::Tensor h2 = strict_ops::layer_norm(x1, l.mlp_norm_w, l.mlp_norm_b, c.norm_eps);
-  torch::Tensor up = strict_ops::linear(h2, l.w_up, l.b_up);  // [T, I]
+  torch::Tensor up = strict_ops::linear(h2, l.w_up, l.b_up);  // [R, I]
   strict_ops::gelu_tanh_(up);
   torch::Tensor out = strict_ops::linear(up, l.w_down, l.b_down);
   out.add_(x1);

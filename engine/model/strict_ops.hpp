@@ -43,5 +43,9 @@ std::pair<torch::Tensor, torch::Tensor> rope_tables(const torch::Tensor& inv_fre
 // position q_offset + i. -> [T, n_heads * head_dim]
 torch::Tensor causal_attention(const torch::Tensor& q, int64_t n_heads, int64_t head_dim,
                                const torch::Tensor& k_cache, const torch::Tensor& v_cache, int64_t q_offset);
+// The same, written into `out` [T, n_heads * head_dim] (a contiguous view,
+// e.g. a row range of a larger buffer). q may be a row range too.
+void causal_attention_into(const torch::Tensor& q, int64_t n_heads, int64_t head_dim, const torch::Tensor& k_cache,
+                           const torch::Tensor& v_cache, int64_t q_offset, torch::Tensor out);
 
 }  // namespace reprox::engine::strict_ops

@@ -3,7 +3,9 @@
 //   - one prefill of L tokens vs a prefill of L-k then k single-token steps;
 //   - one prefill vs the same prompt in chunks of random sizes, from caches
 //     of random (growing) capacity;
-//   - 1 vs 3 kernel threads.
+//   - 1 vs 3 kernel threads;
+//   - a sequence alone vs inside forward_batch with other sequences at
+//     random positions, doing random prefill chunks and decodes.
 // Also the mode's load-time errors and fingerprint ids.
 #include <gtest/gtest.h>
 
@@ -123,6 +125,101 @@ TEST_P(StrictInvarianceTest, StrictAndFastAgreeClosely) {
   const torch::Tensor logits = fast->forward(prompt_, kv, /*all_logits=*/true);
   ASSERT_TRUE(logits.defined());
   EXPECT_LT(max_abs_diff(logits, full_), 1e-4);
+}
+
+TEST_P(StrictInvarianceTest, BatchedRowsAreBitwiseEqualToTheSequenceAlone) {
+  // Up to 16 sequences (prompt_ plus others with their own tokens) advance in
+  // random chunks; each step runs all unfinished ones in one forward_batch.
+  // Every logits row must equal full_ (prompt_) or that sequence's own
+  // single-sequence prefill.
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 4; ++trial) {
+    const int count = std::uniform_int_distribution<int>(2, 16)(rng);
+    std::vector<std::vector<int32_t>> tokens(count);
+    std::vector<torch::Tensor> alone(count);
+    tokens[0] = prompt_;
+    alone[0] = full_;
+    for (int s = 1; s < count; ++s) {
+      const int64_t length = std::uniform_int_distribution<int64_t>(1, 48)(rng);
+      tokens[s] = testutil::prompt_tokens(length, model_->config().vocab_size, 1000 * trial + s);
+      engine::KvCache kv = model_->new_cache(length);
+      alone[s] = model_->forward(tokens[s], kv, /*all_logits=*/true);
+      ASSERT_TRUE(alone[s].defined());
+    }
+    std::vector<engine::KvCache> caches;
+    for (int s = 0; s < count; ++s) caches.push_back(model_->new_cache(std::uniform_int_distribution<int64_t>(1, 32)(rng)));
+    int steps = 0;
+    for (;;) {
+      std::vector<engine::BatchInput> inputs;
+      std::vector<int> owner;
+      for (int s = 0; s < count; ++s) {
+        const int64_t done = caches[s].length, left = static_cast<int64_t>(tokens[s].size()) - done;
+        if (left == 0 || std::uniform_int_distribution<int>(0, 3)(rng) == 0) continue;  // sometimes sits out
+        const int64_t size = std::min<int64_t>(left, std::uniform_int_distribution<int64_t>(1, 9)(rng));
+        engine::BatchInput in;
+        in.tokens.assign(tokens[s].begin() + done, tokens[s].begin() + done + size);
+        in.kv = &caches[s];
+        in.want_logits = std::uniform_int_distribution<int>(0, 4)(rng) != 0;
+        inputs.push_back(std::move(in));
+        owner.push_back(s);
+      }
+      bool all_done = true;
+      for (int s = 0; s < count; ++s) all_done = all_done && caches[s].length == static_cast<int64_t>(tokens[s].size());
+      if (all_done) break;
+      if (inputs.empty()) continue;
+      std::vector<int64_t> last(inputs.size());
+      for (size_t i = 0; i < inputs.size(); ++i) last[i] = caches[owner[i]].length + static_cast<int64_t>(inputs[i].tokens.size()) - 1;
+      std::string error;
+      const torch::Tensor logits = model_->forward_batch(inputs, &error);
+      ASSERT_TRUE(logits.defined()) << error;
+      int64_t row = 0;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].want_logits) continue;
+        const int s = owner[i];
+        EXPECT_TRUE(bitwise_equal(logits[row], alone[s][last[i]]))
+            << "trial " << trial << " sequence " << s << " position " << last[i] << " in a batch of "
+            << inputs.size() << " differs by " << max_abs_diff(logits[row], alone[s][last[i]]);
+        ++row;
+      }
+      EXPECT_EQ(row, logits.size(0));
+      ++steps;
+    }
+    EXPECT_GT(steps, 3);
+  }
+}
+
+TEST_P(StrictInvarianceTest, BatchRejectsABadInputWithoutAdvancingAnyCache) {
+  engine::KvCache a = model_->new_cache(8), b = model_->new_cache(8);
+  std::vector<engine::BatchInput> inputs(2);
+  inputs[0].tokens = {1, 2, 3};
+  inputs[0].kv = &a;
+  inputs[1].tokens = {static_cast<int32_t>(model_->config().vocab_size)};
+  inputs[1].kv = &b;
+  std::string error;
+  EXPECT_FALSE(model_->forward_batch(inputs, &error).defined());
+  EXPECT_NE(error.find("batch input 1: token id"), std::string::npos) << error;
+  EXPECT_EQ(a.length, 0);
+  EXPECT_EQ(b.length, 0);
+}
+
+TEST(FastMode, BatchRunsEachInputAsForwardWould) {
+  const std::string dir = testutil::scratch_dir("fast_batch");
+  engine::make_tiny_model(testutil::tiny_options("qwen3", dir));
+  const auto fast = load(dir, "fast");
+  const auto p1 = testutil::prompt_tokens(12, fast->config().vocab_size, 5);
+  const auto p2 = testutil::prompt_tokens(7, fast->config().vocab_size, 6);
+  engine::KvCache a1 = fast->new_cache(), a2 = fast->new_cache(), b1 = fast->new_cache(), b2 = fast->new_cache();
+  const torch::Tensor l1 = fast->forward(p1, a1), l2 = fast->forward(p2, a2);
+  std::vector<engine::BatchInput> inputs(2);
+  inputs[0].tokens = p1;
+  inputs[0].kv = &b1;
+  inputs[1].tokens = p2;
+  inputs[1].kv = &b2;
+  const torch::Tensor both = fast->forward_batch(inputs);
+  ASSERT_TRUE(both.defined());
+  EXPECT_TRUE(bitwise_equal(both[0], l1));
+  EXPECT_TRUE(bitwise_equal(both[1], l2));
+  EXPECT_EQ(b2.length, 7);
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, StrictInvarianceTest,
