@@ -3,9 +3,9 @@
 //
 // Threading: submit() may be called from any thread; generation runs on the
 // engine's own thread, which is the only one that touches the model and the
-// KV caches. Sink calls come from that thread. Jobs run one at a time in
-// arrival order (continuous batching is issue 3's scheduler), so an answer
-// never depends on what else is queued.
+// KV caches. Sink calls come from that thread. Requests run together by
+// continuous batching (batch_runner.hpp); in strict mode an answer's bits
+// never depend on what else shares the batch.
 #pragma once
 
 #include <atomic>
@@ -19,12 +19,14 @@
 
 #include "engine/kv/kv_cache_manager.hpp"
 #include "engine/runtime/prompt_builder.hpp"
+#include "engine/scheduler/request_queue.hpp"
 #include "proxy/backend/backend.hpp"
 
 namespace reprox::engine {
 
 class Model;
 class KvReuse;
+class BatchRunner;
 
 struct EngineOptions {
   std::string model_dir;
@@ -34,7 +36,15 @@ struct EngineOptions {
   int64_t default_max_tokens = 256;
   size_t queue_capacity = 64;       // beyond: 429
   int64_t kv_budget_bytes = 0;      // KV kept for conversation reuse (per tenant, whole blocks); 0 = off
+  int32_t kv_block_size = 16;       // tokens per KV block (reuse granularity and working-memory unit)
+  int32_t max_conversations_per_user = 10;  // conversations one tenant keeps in the reuse cache
+  int32_t max_batch_size = 16;      // sequences (choices) per model pass
+  int64_t max_step_tokens = 512;    // tokens per model pass: prefill chunk tokens + one per decode
+  int64_t prefill_chunk = 256;      // most prompt tokens of one sequence per pass
+  int64_t working_kv_bytes = 1ll << 30;  // KV of running sequences; beyond it the latest is preempted
 };
+
+enum class SubmitResult { kOk, kQueueFull, kTooLarge };
 
 struct EngineJob {
   std::shared_ptr<const BackendRequest> request;
@@ -49,8 +59,9 @@ class Engine {
   explicit Engine(EngineOptions options);  // loads the model; throws naming the problem
   ~Engine();
 
-  // False when the queue is full.
-  bool submit(EngineJob job);
+  // kQueueFull: answer 429; kTooLarge: the request alone needs more KV
+  // working memory than the engine has (answer 400).
+  SubmitResult submit(EngineJob job);
 
   const std::string& model_id() const { return model_id_; }
   const std::string& system_fingerprint() const { return fingerprint_; }
@@ -64,7 +75,6 @@ class Engine {
 
  private:
   void loop();
-  void run(EngineJob& job);
   void publish_kv_counters();
 
   EngineOptions options_;
@@ -79,10 +89,11 @@ class Engine {
   mutable std::mutex kv_counters_mutex_;
   kv::KvCounters kv_counters_;  // published copy of kv_reuse_->counters()
 
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<EngineJob> queue_;
-  bool stopping_ = false;
+  int32_t working_blocks_ = 0;
+  std::unique_ptr<BatchRunner> runner_;  // engine thread only
+  std::atomic<sched::RequestId> next_request_id_{1};
+  sched::RequestQueue<EngineJob> queue_;
+  std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
 

@@ -74,6 +74,10 @@ void KvReuse::copy_out(const KvCache& kv, int64_t first_position, const std::vec
   }
 }
 
+int64_t KvReuse::cached_prefix(const std::string& tenant, const std::vector<int32_t>& tokens) {
+  return manager_ ? manager_->match_prefix(tenant, tokens).cached_tokens : 0;
+}
+
 KvLease KvReuse::acquire(const std::string& tenant, const std::vector<int32_t>& prompt, KvCache& kv) {
   KvLease lease;
   if (!manager_) return lease;

@@ -1,4 +1,4 @@
-// Conversation-level KV reuse for the sequential engine: a pool of KV blocks
+// Conversation-level KV reuse for the engine: a pool of KV blocks
 // (torch storage) whose ids a kv::KvCacheManager hands out and keeps in its
 // tenant-salted prefix tree.
 //
@@ -53,6 +53,10 @@ class KvReuse {
   bool enabled() const { return manager_ != nullptr; }
   // KV bytes of one token over all layers, keys and values.
   int64_t bytes_per_token() const { return bytes_per_token_; }
+
+  // Tokens of `tokens` that acquire() would find cached now (whole blocks,
+  // at least one token left over); locks and counts nothing. 0 when off.
+  int64_t cached_prefix(const std::string& tenant, const std::vector<int32_t>& tokens);
 
   // Locks the longest cached prefix of `prompt` for `tenant` (whole blocks,
   // at least one prompt token left to compute), copies it into positions

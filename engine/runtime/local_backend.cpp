@@ -46,9 +46,16 @@ std::unique_ptr<GenerationHandle> LocalBackend::generate(std::shared_ptr<const B
   job.sink = std::move(sink);
   job.cancelled = std::make_shared<std::atomic<bool>>(false);
   auto handle = std::make_unique<CancelOnDrop>(job.cancelled);
-  if (!engine_->submit(std::move(job))) {
-    *error = api::ApiError{429, "the engine queue is full; retry shortly", "rate_limit_error", "", "queue_full"};
-    return nullptr;
+  switch (engine_->submit(std::move(job))) {
+    case SubmitResult::kOk: break;
+    case SubmitResult::kQueueFull:
+      *error = api::ApiError{429, "the engine queue is full; retry shortly", "rate_limit_error", "", "queue_full"};
+      return nullptr;
+    case SubmitResult::kTooLarge:
+      *error = api::ApiError{400, "the prompt plus max_tokens (times n) needs more KV memory than this engine's "
+                                  "working_kv allows; lower max_tokens or n",
+                             "invalid_request_error", "max_tokens", "context_length_exceeded"};
+      return nullptr;
   }
   return handle;
 }

@@ -1,0 +1,311 @@
+#include "engine/runtime/batch_runner.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "engine/model/model.hpp"
+#include "engine/runtime/choice_emitter.hpp"
+#include "engine/runtime/engine.hpp"
+#include "engine/runtime/kv_reuse.hpp"
+#include "engine/runtime/ordered_output.hpp"
+#include "engine/sampling/sampler.hpp"
+
+namespace reprox::engine {
+
+namespace {
+
+SamplingParams sampling_params(const BackendRequest& r) {
+  SamplingParams p;
+  p.temperature = r.chat.temperature;
+  p.top_p = r.chat.top_p;
+  p.top_k = static_cast<int32_t>(r.chat.top_k);
+  p.presence_penalty = r.chat.presence_penalty;
+  p.frequency_penalty = r.chat.frequency_penalty;
+  for (const auto& [id, bias] : r.chat.logit_bias) p.logit_bias.emplace_back(static_cast<int32_t>(id), bias);
+  p.seed = r.seed;
+  p.n = static_cast<int>(r.chat.n);
+  p.logprobs = r.chat.logprobs;
+  p.top_logprobs = static_cast<int>(r.chat.top_logprobs);
+  return p;
+}
+
+}  // namespace
+
+struct BatchRunner::Request {
+  Request(EngineJob j, uint32_t n)
+      : job(std::move(j)), params(sampling_params(*job.request)), out(job.sink, n), unfinished(n) {}
+  EngineJob job;
+  SamplingParams params;
+  OrderedOutput out;
+  Usage usage;
+  uint32_t unfinished;
+  bool admitted_once = false;
+  bool done = false;  // completed, failed or cancelled: its sequences go
+};
+
+struct BatchRunner::Sequence {
+  Sequence(std::shared_ptr<Request> r, uint32_t c, int32_t vocab, std::shared_ptr<const tok::Tokenizer> tokenizer)
+      : request(std::move(r)), choice(c), sampler(request->params, vocab, c),
+        emitter(std::move(tokenizer), c, request->job.request->chat.stop, request->job.request->chat.logprobs) {}
+
+  sched::RequestId id = 0;
+  uint64_t arrival = 0;
+  std::shared_ptr<Request> request;
+  uint32_t choice;
+  std::vector<int32_t> tokens;  // prompt, then the sampled tokens; all but the last sampled one have KV when running
+  int64_t prompt_len = 0;
+  int32_t extra_choices = 0;    // choice 0 only, until it forks the others
+  bool running = false;
+  bool done = false;
+  KvCache kv;                   // running: KV of tokens [0, kv.length); waiting: empty
+  Sampler sampler;
+  ChoiceEmitter emitter;
+
+  int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
+  const std::string& tenant() const { return request->job.request->tenant; }
+};
+
+BatchRunner::BatchRunner(const Model& model, std::shared_ptr<const tok::Tokenizer> tokenizer,
+                         std::vector<int32_t> stop_ids, std::string fingerprint, KvReuse* kv_reuse, BatchConfig config,
+                         std::function<void()> before_complete)
+    : model_(model), tokenizer_(std::move(tokenizer)), stop_ids_(std::move(stop_ids)),
+      fingerprint_(std::move(fingerprint)), kv_reuse_(kv_reuse), config_(config),
+      before_complete_(std::move(before_complete)),
+      vocab_(std::min<int32_t>(tokenizer_->vocab_size(), static_cast<int32_t>(model.config().vocab_size))) {}
+
+BatchRunner::~BatchRunner() = default;
+
+void BatchRunner::add(EngineJob job) {
+  if (job.cancelled->load()) return;
+  job.max_tokens = std::max<int64_t>(job.max_tokens, 1);
+  const uint32_t n = static_cast<uint32_t>(std::max<int64_t>(1, job.request->chat.n));
+  auto request = std::make_shared<Request>(std::move(job), n);
+  request->usage.prompt_tokens = static_cast<int64_t>(request->job.prompt.size());
+  auto s = std::make_unique<Sequence>(request, 0, vocab_, tokenizer_);
+  s->id = next_id_++;
+  s->arrival = next_arrival_++;
+  s->tokens = request->job.prompt;
+  s->prompt_len = static_cast<int64_t>(s->tokens.size());
+  s->extra_choices = static_cast<int32_t>(n - 1);
+  sequences_.push_back(std::move(s));
+}
+
+bool BatchRunner::idle() const { return sequences_.empty(); }
+
+size_t BatchRunner::waiting_requests() const {
+  size_t n = 0;
+  for (const auto& s : sequences_) n += !s->running && !s->request->admitted_once ? 1 : 0;
+  return n;
+}
+
+size_t BatchRunner::running_sequences() const {
+  size_t n = 0;
+  for (const auto& s : sequences_) n += s->running ? 1 : 0;
+  return n;
+}
+
+BatchRunner::Sequence* BatchRunner::find(sched::RequestId id) {
+  for (auto& s : sequences_)
+    if (s->id == id) return s.get();
+  return nullptr;
+}
+
+void BatchRunner::drop_cancelled() {
+  for (auto& s : sequences_) {
+    Request& r = *s->request;
+    if (!r.done && r.job.cancelled->load(std::memory_order_relaxed)) r.done = true;  // nobody listens any more
+  }
+  remove_done();
+}
+
+void BatchRunner::remove_done() {
+  sequences_.erase(std::remove_if(sequences_.begin(), sequences_.end(),
+                                  [](const auto& s) { return s->done || s->request->done; }),
+                   sequences_.end());
+}
+
+sched::SchedulerState BatchRunner::scheduler_state() {
+  const int32_t block_size = config_.schedule.block_size;
+  sched::SchedulerState state;
+  int64_t held = 0;
+  for (auto& s : sequences_) {
+    sched::SequenceState q;
+    q.id = s->id;
+    q.arrival = s->arrival;
+    q.prompt_len = s->prompt_len;
+    q.generated = s->generated();
+    q.max_tokens = s->request->job.max_tokens;
+    q.extra_choices = s->extra_choices;
+    if (s->running) {
+      q.computed_len = s->kv.length;
+      q.blocks_held = sched::blocks_for_tokens(s->kv.length, block_size);
+      q.releasable_blocks = q.blocks_held;
+      held += q.blocks_held;
+      state.running.push_back(q);
+    } else {
+      // The cached prefix is copied into the sequence's own cache, so it
+      // costs working blocks like computed ones.
+      q.cached_len = kv_reuse_ ? kv_reuse_->cached_prefix(s->tenant(), s->tokens) : 0;
+      q.cached_unreferenced_blocks = static_cast<int32_t>(q.cached_len / block_size);
+      state.waiting.push_back(q);
+    }
+  }
+  state.free_blocks = static_cast<int32_t>(std::max<int64_t>(0, config_.working_blocks - held));
+  return state;
+}
+
+void BatchRunner::preempt(Sequence& s) {
+  if (kv_reuse_) {
+    const std::vector<int32_t> computed(s.tokens.begin(), s.tokens.begin() + s.kv.length);
+    kv_reuse_->keep(s.tenant(), computed, s.kv);  // resumption may find it again
+  }
+  s.kv = KvCache{};
+  s.running = false;
+}
+
+void BatchRunner::admit(Sequence& s, int64_t start) {
+  s.kv = model_.new_cache(s.prompt_len + s.request->job.max_tokens);
+  if (kv_reuse_) {
+    KvLease lease = kv_reuse_->acquire(s.tenant(), s.tokens, s.kv);  // copies the prefix in
+    kv_reuse_->release(lease);
+  }
+  if (s.kv.length > start) s.kv.truncate(start);
+  Request& r = *s.request;
+  if (!r.admitted_once) {
+    r.usage.cached_tokens = s.kv.length;
+    r.admitted_once = true;
+  }
+  s.running = true;
+}
+
+bool BatchRunner::step() {
+  drop_cancelled();
+  if (sequences_.empty()) return false;
+  const sched::ScheduleOutput plan = sched::schedule(scheduler_state(), config_.schedule);
+  for (sched::RequestId id : plan.preempted)
+    if (Sequence* s = find(id)) preempt(*s);
+  if (plan.scheduled.empty()) {
+    if (running_sequences() == 0) {
+      // Nothing runs and the first waiting request does not fit even alone
+      // (submit checks peak_blocks, so only a misconfiguration gets here).
+      Sequence* first = nullptr;
+      for (auto& s : sequences_)
+        if (!first || s->arrival < first->arrival) first = s.get();
+      fail(*first->request, api::ApiError{503, "the request needs more KV working memory than the engine has",
+                                          "server_error", "", "engine_overloaded"});
+      remove_done();
+    }
+    return !sequences_.empty();
+  }
+
+  std::vector<BatchInput> inputs;
+  std::vector<Sequence*> rows;
+  for (const sched::ScheduledSequence& step : plan.scheduled) {
+    Sequence* s = find(step.id);
+    if (s == nullptr) continue;
+    if (step.admitted) admit(*s, step.start);
+    const int64_t end = std::min<int64_t>(step.start + step.num_tokens, static_cast<int64_t>(s->tokens.size()));
+    if (end <= s->kv.length) continue;
+    BatchInput in;
+    in.tokens.assign(s->tokens.begin() + s->kv.length, s->tokens.begin() + end);
+    in.kv = &s->kv;
+    in.want_logits = end == static_cast<int64_t>(s->tokens.size());
+    inputs.push_back(std::move(in));
+    rows.push_back(s);
+  }
+  ++steps_;
+  if (inputs.empty()) return true;
+  std::string error;
+  const torch::Tensor logits = model_.forward_batch(inputs, &error);
+  if (!logits.defined()) {
+    for (Sequence* s : rows) fail(*s->request, api::ApiError{500, "generation failed: " + error, "server_error", "", ""});
+    remove_done();
+    return true;
+  }
+  const int64_t stride = logits.size(1);
+  const float* base = logits.data_ptr<float>();
+  int64_t row = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].want_logits) continue;
+    const float* l = base + (row++) * stride;
+    Sequence& s = *rows[i];
+    if (s.request->done) continue;
+    if (s.extra_choices > 0 && s.generated() == 0) fork(s, l);
+    sample(s, l);
+  }
+  remove_done();
+  return true;
+}
+
+void BatchRunner::fork(Sequence& primary, const float* logits) {
+  // The other choices start from the prompt's KV and the same logits.
+  const int32_t extra = primary.extra_choices;
+  primary.extra_choices = 0;
+  for (int32_t c = 1; c <= extra; ++c) {
+    auto s = std::make_unique<Sequence>(primary.request, static_cast<uint32_t>(c), vocab_, tokenizer_);
+    s->id = next_id_++;
+    s->arrival = primary.arrival;
+    s->tokens = primary.tokens;
+    s->prompt_len = primary.prompt_len;
+    s->running = true;
+    s->kv.length = primary.kv.length;
+    for (size_t l = 0; l < primary.kv.k.size(); ++l) {
+      s->kv.k.push_back(primary.kv.k[l].clone());
+      s->kv.v.push_back(primary.kv.v[l].clone());
+    }
+    Sequence& sibling = *s;
+    sequences_.push_back(std::move(s));
+    if (!sample(sibling, logits)) return;
+  }
+}
+
+bool BatchRunner::sample(Sequence& s, const float* logits) {
+  thread_local SamplerScratch scratch;
+  Request& r = *s.request;
+  SampleResult result;
+  if (s.sampler.sample(logits, &result, &scratch) != SampleStatus::kOk) {
+    fail(r, api::ApiError{500, "the model produced no finite logits", "server_error", "", "numeric_error"});
+    return false;
+  }
+  ++r.usage.completion_tokens;
+  if (std::find(stop_ids_.begin(), stop_ids_.end(), result.token) != stop_ids_.end()) {
+    finish(s, "stop");
+    return true;
+  }
+  bool stopped = false;
+  if (auto event = s.emitter.token(result.token, result, &stopped)) r.out.event(s.choice, std::move(*event));
+  if (stopped) {
+    finish(s, "");  // the emitter sent the finish event
+  } else if (s.generated() + 1 >= r.job.max_tokens) {
+    finish(s, "length");
+  } else {
+    s.tokens.push_back(result.token);
+  }
+  return true;
+}
+
+void BatchRunner::finish(Sequence& s, const std::string& finish_reason) {
+  Request& r = *s.request;
+  if (!finish_reason.empty()) r.out.event(s.choice, s.emitter.finish(finish_reason));
+  if (kv_reuse_ && s.kv.length > 0) {
+    // Prompt + completion tokens with KV: the next turn re-sends them.
+    const std::vector<int32_t> computed(s.tokens.begin(), s.tokens.begin() + s.kv.length);
+    kv_reuse_->keep(s.tenant(), computed, s.kv);
+  }
+  s.done = true;
+  s.kv = KvCache{};
+  r.out.finish_choice(s.choice);
+  if (--r.unfinished == 0) {
+    if (before_complete_) before_complete_();
+    r.out.complete(r.usage, fingerprint_);
+    r.done = true;
+  }
+}
+
+void BatchRunner::fail(Request& r, const api::ApiError& error) {
+  r.out.fail(error);
+  r.done = true;
+}
+
+}  // namespace reprox::engine

@@ -1,0 +1,106 @@
+// Continuous batching for the engine thread: the requests in flight, one
+// model pass per step over all of them.
+//
+// A step: drop cancelled requests (their KV goes at once) -> schedule() over
+// plain state (engine/scheduler) -> preempt / admit (copying a cached prefix
+// in from KvReuse) -> one Model::forward_batch over every scheduled row
+// (prefill chunks and single-token decodes together) -> sample each sequence
+// that reached its end -> emit, fork the other choices after the prompt,
+// finish (keeping the KV for the next turn).
+//
+// Unit: a sequence is one choice of a request. Each keeps its own contiguous
+// KvCache, sized for prompt + max_tokens; the scheduler's block accounting is
+// the engine's working memory (`working_blocks` blocks of block_size tokens),
+// and a running sequence holds blocks_for_tokens(its KV length). When that is
+// short, the latest-arrived sequence is preempted: its KV is dropped (and
+// offered to the reuse cache), its sampled tokens kept, and it is recomputed
+// later.
+//
+// Exactness: which rows share a pass and in which chunks a prompt is computed
+// never changes a bit in strict mode (batch-invariant kernels; tested by the
+// needle test in tests/batching). Every choice samples with its own
+// (seed, choice, step) stream, and OrderedOutput delivers a request's events
+// in choice order.
+//
+// Threading: the engine thread makes every call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/scheduler/scheduler.hpp"
+#include "proxy/backend/backend.hpp"
+
+namespace reprox::tok {
+class Tokenizer;
+}
+
+namespace reprox::engine {
+
+class Model;
+class KvReuse;
+struct EngineJob;
+
+struct BatchConfig {
+  sched::SchedulerConfig schedule;  // block_size must equal KvReuse's
+  int32_t working_blocks = 0;       // KV working memory in blocks (>= one request's peak)
+};
+
+class BatchRunner {
+ public:
+  // before_complete runs on the engine thread just before a request's
+  // on_complete (the engine publishes its KV counters there).
+  BatchRunner(const Model& model, std::shared_ptr<const tok::Tokenizer> tokenizer, std::vector<int32_t> stop_ids,
+              std::string fingerprint, KvReuse* kv_reuse, BatchConfig config, std::function<void()> before_complete);
+  ~BatchRunner();
+  BatchRunner(const BatchRunner&) = delete;
+  BatchRunner& operator=(const BatchRunner&) = delete;
+
+  // Takes a new request (it waits for admission by the next steps).
+  void add(EngineJob job);
+  // Runs one step. False when there was nothing to do.
+  bool step();
+
+  bool idle() const;
+  size_t waiting_requests() const;  // requests not yet admitted
+  size_t running_sequences() const;
+  // Model passes run so far.
+  uint64_t steps() const { return steps_; }
+
+ private:
+  struct Request;
+  struct Sequence;
+
+  void drop_cancelled();
+  sched::SchedulerState scheduler_state();
+  void preempt(Sequence& s);
+  void admit(Sequence& s, int64_t start);
+  // Samples `s`'s next token from `logits` (vocab floats) and emits it;
+  // false when the request failed (non-finite logits).
+  bool sample(Sequence& s, const float* logits);
+  void fork(Sequence& primary, const float* logits);
+  void finish(Sequence& s, const std::string& finish_reason);
+  void fail(Request& r, const api::ApiError& error);
+  Sequence* find(sched::RequestId id);
+  void remove_done();
+
+  const Model& model_;
+  std::shared_ptr<const tok::Tokenizer> tokenizer_;
+  std::vector<int32_t> stop_ids_;
+  std::string fingerprint_;
+  KvReuse* kv_reuse_;  // null: reuse off
+  BatchConfig config_;
+  std::function<void()> before_complete_;
+  int32_t vocab_;
+
+  std::vector<std::unique_ptr<Sequence>> sequences_;  // running and waiting, any order
+  sched::RequestId next_id_ = 1;
+  uint64_t next_arrival_ = 0;
+  uint64_t steps_ = 0;
+};
+
+}  // namespace reprox::engine
