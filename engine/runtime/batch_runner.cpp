@@ -105,6 +105,13 @@ size_t BatchRunner::running_sequences() const {
   return n;
 }
 
+BatchStats BatchRunner::stats() const {
+  BatchStats out = stats_;
+  out.running = static_cast<uint32_t>(running_sequences());
+  out.waiting = static_cast<uint32_t>(sequences_.size()) - out.running;
+  return out;
+}
+
 BatchRunner::Sequence* BatchRunner::find(sched::RequestId id) {
   for (auto& s : sequences_)
     if (s->id == id) return s.get();
@@ -162,6 +169,7 @@ void BatchRunner::preempt(Sequence& s) {
   }
   s.kv = KvCache{};
   s.running = false;
+  ++stats_.preemptions;
 }
 
 void BatchRunner::admit(Sequence& s, int64_t start) {
@@ -214,8 +222,10 @@ bool BatchRunner::step() {
     inputs.push_back(std::move(in));
     rows.push_back(s);
   }
-  ++steps_;
   if (inputs.empty()) return true;
+  ++stats_.steps;
+  stats_.rows += inputs.size();
+  stats_.max_rows = std::max(stats_.max_rows, static_cast<uint32_t>(inputs.size()));
   std::string error;
   const torch::Tensor logits = model_.forward_batch(inputs, &error);
   if (!logits.defined()) {

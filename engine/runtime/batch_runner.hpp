@@ -45,6 +45,16 @@ class Model;
 class KvReuse;
 struct EngineJob;
 
+// What the runner has done so far (for tests, benchmarks and metrics).
+struct BatchStats {
+  uint64_t steps = 0;           // model passes
+  uint64_t rows = 0;            // sequences computed, summed over passes
+  uint32_t max_rows = 0;        // the most sequences in one pass
+  uint64_t preemptions = 0;
+  uint32_t running = 0;         // sequences with KV now
+  uint32_t waiting = 0;         // sequences waiting for admission now
+};
+
 struct BatchConfig {
   sched::SchedulerConfig schedule;  // block_size must equal KvReuse's
   int32_t working_blocks = 0;       // KV working memory in blocks (>= one request's peak)
@@ -68,8 +78,7 @@ class BatchRunner {
   bool idle() const;
   size_t waiting_requests() const;  // requests not yet admitted
   size_t running_sequences() const;
-  // Model passes run so far.
-  uint64_t steps() const { return steps_; }
+  BatchStats stats() const;
 
  private:
   struct Request;
@@ -100,7 +109,7 @@ class BatchRunner {
   std::vector<std::unique_ptr<Sequence>> sequences_;  // running and waiting, any order
   sched::RequestId next_id_ = 1;
   uint64_t next_arrival_ = 0;
-  uint64_t steps_ = 0;
+  BatchStats stats_;
 };
 
 }  // namespace reprox::engine

@@ -103,6 +103,11 @@ kv::KvCounters Engine::kv_counters() const {
   return kv_counters_;
 }
 
+BatchStats Engine::batch_stats() const {
+  std::lock_guard lock(kv_counters_mutex_);
+  return batch_stats_;
+}
+
 int64_t Engine::max_positions() const { return model_->config().max_positions; }
 
 SubmitResult Engine::submit(EngineJob job) {
@@ -122,7 +127,12 @@ void Engine::loop() {
     const size_t waiting = runner_->waiting_requests();
     auto drained = queue_.drain(waiting < max_waiting ? max_waiting - waiting : 0);
     for (auto& [id, job] : drained.jobs) runner_->add(std::move(job));
-    if (!runner_->step()) queue_.wait(std::chrono::milliseconds(100));
+    const bool worked = runner_->step();
+    {
+      std::lock_guard lock(kv_counters_mutex_);
+      batch_stats_ = runner_->stats();
+    }
+    if (!worked) queue_.wait(std::chrono::milliseconds(100));
   }
   runner_.reset();  // drops what is in flight (the server drains before it stops)
 }

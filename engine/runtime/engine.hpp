@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/kv/kv_cache_manager.hpp"
+#include "engine/runtime/batch_runner.hpp"
 #include "engine/runtime/prompt_builder.hpp"
 #include "engine/scheduler/request_queue.hpp"
 #include "proxy/backend/backend.hpp"
@@ -26,7 +27,6 @@ namespace reprox::engine {
 
 class Model;
 class KvReuse;
-class BatchRunner;
 
 struct EngineOptions {
   std::string model_dir;
@@ -72,6 +72,8 @@ class Engine {
   // The KV reuse cache's counters as of the last finished job (all zero
   // when reuse is off). Any thread.
   kv::KvCounters kv_counters() const;
+  // The batch runner's counters as of its last step. Any thread.
+  BatchStats batch_stats() const;
 
  private:
   void loop();
@@ -86,8 +88,9 @@ class Engine {
   std::string fingerprint_;
   std::unique_ptr<KvReuse> kv_reuse_;  // null when kv_budget_bytes is 0; engine thread only
 
-  mutable std::mutex kv_counters_mutex_;
+  mutable std::mutex kv_counters_mutex_;  // guards kv_counters_ and batch_stats_
   kv::KvCounters kv_counters_;  // published copy of kv_reuse_->counters()
+  BatchStats batch_stats_;      // published copy of runner_->stats()
 
   int32_t working_blocks_ = 0;
   std::unique_ptr<BatchRunner> runner_;  // engine thread only

@@ -1,5 +1,6 @@
 // The local backend's own contract beyond the shared conformance suite:
 // refusals with clear errors, the text endpoints, stop strings and n.
+#include "tests/support/collect_sink.hpp"
 #include "engine/runtime/local_backend.hpp"
 
 #include <gtest/gtest.h>
@@ -12,28 +13,7 @@
 namespace reprox::engine {
 namespace {
 
-class Collect final : public GenerationSink {
- public:
-  void on_event(GenEvent e) override { events.push_back(std::move(e)); }
-  void on_complete(const Usage& u, const std::string&) override {
-    usage = u;
-    done.set_value(true);
-  }
-  void on_error(const api::ApiError& e) override {
-    error = e;
-    done.set_value(false);
-  }
-  std::vector<GenEvent> events;
-  Usage usage;
-  api::ApiError error;
-  std::promise<bool> done;
-  std::string text(uint32_t choice = 0) const {
-    std::string t;
-    for (const auto& e : events)
-      if (e.choice == choice) t += e.delta.content;
-    return t;
-  }
-};
+using Collect = testing_support::CollectSink;
 
 class LocalBackendTest : public ::testing::Test {
  protected:
@@ -145,12 +125,13 @@ TEST_F(LocalBackendTest, AStopStringCutsTheAnswerWhereItWouldAppear) {
 }
 
 TEST_F(LocalBackendTest, TheQueueIsBoundedWith429) {
-  // Long jobs fill the engine; the queue holds 2, then refuses.
+  // Long jobs fill the engine (16 sequences running, 16 requests waiting for
+  // admission); the queue holds 2 more, then refuses.
   std::vector<std::unique_ptr<GenerationHandle>> handles;
   std::vector<std::shared_ptr<Collect>> sinks;
   api::ApiError err;
   bool refused = false;
-  for (int i = 0; i < 6 && !refused; ++i) {
+  for (int i = 0; i < 64 && !refused; ++i) {
     auto sink = std::make_shared<Collect>();
     auto h = backend_->generate(request("story " + std::to_string(i), 90), sink, &err);
     if (!h) refused = true;

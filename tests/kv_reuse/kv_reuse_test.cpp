@@ -9,6 +9,7 @@
 #include <future>
 #include <unistd.h>
 
+#include "tests/support/collect_sink.hpp"
 #include "engine/runtime/engine.hpp"
 #include "engine/runtime/local_backend.hpp"
 #include "engine/tiny/make_tiny_model.hpp"
@@ -16,37 +17,7 @@
 namespace reprox::engine {
 namespace {
 
-class Collect final : public GenerationSink {
- public:
-  void on_event(GenEvent e) override { events.push_back(std::move(e)); }
-  void on_complete(const Usage& u, const std::string&) override {
-    usage = u;
-    done.set_value(true);
-  }
-  void on_error(const api::ApiError& e) override {
-    error = e;
-    done.set_value(false);
-  }
-  std::vector<GenEvent> events;
-  Usage usage;
-  api::ApiError error;
-  std::promise<bool> done;
-  bool ok = false;
-
-  std::string text(uint32_t choice) const {
-    std::string t;
-    for (const auto& e : events)
-      if (e.choice == choice) t += e.delta.content;
-    return t;
-  }
-  // Every bit the client sees of the answer, in stream order.
-  std::string transcript() const {
-    std::string t;
-    for (const auto& e : events)
-      t += std::to_string(e.choice) + "|" + e.delta.content + "|" + e.delta.logprobs + "|" + e.finish_reason + "\n";
-    return t + "usage " + std::to_string(usage.prompt_tokens) + " " + std::to_string(usage.completion_tokens);
-  }
-};
+using Collect = testing_support::CollectSink;
 
 struct Sampling {
   double temperature = 1.0;
