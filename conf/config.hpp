@@ -31,6 +31,13 @@ struct Config {
   std::string device = "cpu";
   std::string numeric_mode = "strict";  // strict: row/batch-invariant kernels; fast: libtorch
   uint64_t kv_budget = 512ull << 20;
+  int kv_block_size = 16;                  // tokens per KV block
+  int kv_conversations_per_user = 10;      // conversations one tenant keeps in the reuse cache
+  int max_batch_size = 16;                 // sequences per model pass (continuous batching)
+  int64_t max_step_tokens = 512;           // tokens per model pass (prefill chunks + decodes)
+  int64_t prefill_chunk = 256;             // most prompt tokens of one sequence per pass
+  uint64_t working_kv = 1ull << 30;        // KV bytes of running sequences before preemption
+  int64_t engine_queue = 64;               // requests queued for the engine before 429
   int64_t default_max_tokens = 256;
   // [upstream]
   std::string upstream;  // empty: generate with the engine

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   serve->add_option("--cache-bytes", config.cache_bytes, "Memory tier budget in bytes");
   serve->add_option("--cache-ttl", config.cache_ttl, "Cache TTL in seconds");
   serve->add_option("--kv-budget", config.kv_budget, "Bytes of KV kept for reuse across requests (0: off)");
+  serve->add_option("--max-batch-size", config.max_batch_size, "Sequences per engine pass (continuous batching)");
+  serve->add_option("--working-kv", config.working_kv, "KV bytes of running sequences before preemption");
   serve->add_option("--admin-token", config.admin_token, "Bearer token for /reprox/v1/purge");
   serve->add_option("--max-connections", config.max_connections, "Connection cap");
   serve->add_option("--drain-timeout-ms", config.drain_timeout_ms, "How long in-flight answers get on shutdown");

@@ -156,6 +156,13 @@ LocalBackendFactory local_backend_factory() {
     o.threads = config.engine_threads;
     o.default_max_tokens = config.default_max_tokens;
     o.kv_budget_bytes = static_cast<int64_t>(config.kv_budget);
+    o.kv_block_size = config.kv_block_size;
+    o.max_conversations_per_user = config.kv_conversations_per_user;
+    o.max_batch_size = config.max_batch_size;
+    o.max_step_tokens = config.max_step_tokens;
+    o.prefill_chunk = config.prefill_chunk;
+    o.working_kv_bytes = static_cast<int64_t>(std::min<uint64_t>(config.working_kv, uint64_t{1} << 62));
+    o.queue_capacity = static_cast<size_t>(std::max<int64_t>(config.engine_queue, 1));
     auto backend = std::make_unique<engine::LocalBackend>(o);
     LocalBackendParts parts;
     parts.text = backend.get();

@@ -63,6 +63,15 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   sc.max_tokens_per_step = options_.max_step_tokens;
   sc.chunk_size = options_.prefill_chunk;
   if (std::string why = sched::validate_scheduler_config(sc); !why.empty()) throw std::runtime_error(why);
+  if (!model_->strict()) {
+    // libtorch's kernels give a token different low-order bits depending on
+    // how many rows its prefill had, so the fast mode never splits a prompt
+    // by load (chunk and step budget cover any batch of whole prompts) and
+    // never reuses KV across requests.
+    sc.chunk_size = model_->config().max_positions;
+    sc.max_tokens_per_step = model_->config().max_positions * std::max(options_.max_batch_size, 1);
+    options_.kv_budget_bytes = 0;
+  }
   if (options_.kv_budget_bytes > 0) {
     KvReuseOptions ro;
     ro.budget_bytes = options_.kv_budget_bytes;

@@ -32,7 +32,8 @@ struct EngineOptions {
   std::string model_dir;
   std::string device = "cpu";
   int threads = 1;                  // intra-op threads for the forward pass
-  std::string numeric_mode = "strict";  // "strict" (batch-invariant kernels) or "fast" (libtorch)
+  std::string numeric_mode = "strict";  // "strict" (batch-invariant kernels) or "fast" (libtorch; no
+                                        // KV reuse, whole-prompt prefill, no exactness promise under load)
   int64_t default_max_tokens = 256;
   size_t queue_capacity = 64;       // beyond: 429
   int64_t kv_budget_bytes = 0;      // KV kept for conversation reuse (per tenant, whole blocks); 0 = off

@@ -1,0 +1,161 @@
+// Aggregate decode throughput of the continuous-batching engine at several
+// concurrencies. For each concurrency C, C clients each send one request
+// (short distinct prompts, temperature 0.8, end-of-turn tokens banned so every
+// answer runs to max_tokens) at the same time; the figure is completion
+// tokens of all answers / wall time from the first submit to the last
+// answer. The anchor is C = 1 on the same engine in the same run, so the
+// printed ratio is what batching buys on this machine.
+//
+//   reprox_bench_batching [--preset tiny|smollm2] [--model DIR] [--tokens N]
+//                         [--concurrency 1,4,8,16] [--threads T] [--mode strict|fast]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "engine/runtime/local_backend.hpp"
+#include "engine/tiny/make_tiny_model.hpp"
+
+using namespace reprox;
+using namespace reprox::engine;
+
+namespace {
+
+class Count final : public GenerationSink {
+ public:
+  void on_event(GenEvent) override {}
+  void on_complete(const Usage& u, const std::string&) override {
+    usage = u;
+    done.set_value(true);
+  }
+  void on_error(const api::ApiError& e) override {
+    std::fprintf(stderr, "error: %s\n", e.to_json().c_str());
+    done.set_value(false);
+  }
+  Usage usage;
+  std::promise<bool> done;
+};
+
+struct Round {
+  double seconds = 0;
+  int64_t tokens = 0;
+};
+
+Round run_round(LocalBackend& b, int concurrency, int64_t max_tokens, const std::vector<int32_t>& banned, int round) {
+  std::vector<std::shared_ptr<Count>> sinks;
+  std::vector<std::future<bool>> done;
+  std::vector<std::unique_ptr<GenerationHandle>> handles;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < concurrency; ++i) {
+    auto r = std::make_shared<BackendRequest>();
+    api::ChatMessage m;
+    m.role = "user";
+    m.content = json::Value("Client " + std::to_string(i) + " of round " + std::to_string(round) +
+                            ": write a long story about rivers.");
+    r->chat.messages.push_back(m);
+    r->chat.temperature = 0.8;
+    for (int32_t id : banned) r->chat.logit_bias.emplace_back(id, -100.0);
+    r->model_id = b.models().front().id;
+    r->seed = 1000 + i;
+    r->max_tokens = max_tokens;
+    auto sink = std::make_shared<Count>();
+    done.push_back(sink->done.get_future());
+    api::ApiError err;
+    auto h = b.generate(r, sink, &err);
+    if (!h) {
+      std::fprintf(stderr, "refused: %s\n", err.to_json().c_str());
+      std::exit(1);
+    }
+    handles.push_back(std::move(h));
+    sinks.push_back(sink);
+  }
+  Round out;
+  for (size_t i = 0; i < done.size(); ++i) {
+    if (!done[i].get()) std::exit(1);
+    out.tokens += sinks[i]->usage.completion_tokens;
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string preset = "tiny", model_dir, mode = "strict", levels = "1,4,8,16";
+  int64_t tokens = 64;
+  int threads = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--preset") preset = value;
+    else if (flag == "--model") model_dir = value;
+    else if (flag == "--tokens") tokens = std::stoll(value);
+    else if (flag == "--concurrency") levels = value;
+    else if (flag == "--threads") threads = std::stoi(value);
+    else if (flag == "--mode") mode = value;
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  std::string made;
+  if (model_dir.empty()) {
+    made = (std::filesystem::temp_directory_path() / ("reprox-bench-batching-" + std::to_string(::getpid()))).string();
+    TinyModelOptions t;
+    t.out_dir = made;
+    t.npm_fixtures_dir = REPROX_NPM_DIR;
+    t.max_positions = 2048;
+    if (preset == "smollm2") {
+      // SmolLM2-135M's body (llama, 30 layers, GQA 9/3) with the Qwen3 tokenizer.
+      t.arch = "llama";
+      t.hidden = 576;
+      t.layers = 30;
+      t.heads = 9;
+      t.kv_heads = 3;
+      t.intermediate = 1536;
+    } else if (preset != "tiny") {
+      std::fprintf(stderr, "unknown preset %s\n", preset.c_str());
+      return 2;
+    }
+    make_tiny_model(t);
+    model_dir = made;
+  }
+  std::vector<int> concurrency;
+  std::stringstream ss(levels);
+  for (std::string item; std::getline(ss, item, ',');) concurrency.push_back(std::stoi(item));
+
+  EngineOptions o;
+  o.model_dir = model_dir;
+  o.threads = threads;
+  o.numeric_mode = mode;
+  o.kv_budget_bytes = 0;  // every round computes its prompts
+  o.max_batch_size = 16;
+  LocalBackend backend(o);
+  std::vector<int32_t> banned;
+  for (const char* t : {"<|im_end|>", "<|endoftext|>", "</s>", "<|end|>"}) {
+    if (auto id = backend.engine().tokenizer()->token_to_id(t)) banned.push_back(*id);
+  }
+  std::sort(banned.begin(), banned.end());  // logit_bias is sorted by id
+  std::printf("model %s (%s), %s mode, %d thread(s), %lld tokens per answer\n", model_dir.c_str(), preset.c_str(),
+              mode.c_str(), threads, static_cast<long long>(tokens));
+  run_round(backend, 2, 8, banned, -1);  // warm up
+  std::printf("| concurrency | tokens | seconds | tok/s | vs concurrency 1 |\n|---|---|---|---|---|\n");
+  double base = 0;
+  for (size_t i = 0; i < concurrency.size(); ++i) {
+    const Round r = run_round(backend, concurrency[i], tokens, banned, static_cast<int>(i));
+    const double rate = static_cast<double>(r.tokens) / r.seconds;
+    if (i == 0) base = rate;
+    std::printf("| %d | %lld | %.2f | %.1f | %.2fx |\n", concurrency[i], static_cast<long long>(r.tokens), r.seconds,
+                rate, rate / base);
+    std::fflush(stdout);
+  }
+  const BatchStats st = backend.engine().batch_stats();
+  std::printf("engine: %llu passes, %llu rows, largest batch %u\n", static_cast<unsigned long long>(st.steps),
+              static_cast<unsigned long long>(st.rows), st.max_rows);
+  if (!made.empty()) std::filesystem::remove_all(made);
+  return 0;
+}
