@@ -195,6 +195,25 @@ TEST_F(KvReuseTest, EvictionsUnderATinyBudgetKeepAnswersIdentical) {
   EXPECT_LE(counters.bytes_held, 12 * 16 * 512);
 }
 
+TEST_F(KvReuseTest, TheBlockSizeNeverChangesAnAnswer) {
+  // Reuse granularity changes which positions come from the cache and which
+  // are recomputed, never a bit of the answer.
+  for (int32_t block_size : {4, 48}) {
+    EngineOptions o;
+    o.model_dir = *dir_;
+    o.kv_budget_bytes = 16ll << 20;
+    o.kv_block_size = block_size;
+    LocalBackend engine(o);
+    TurnStats stats;
+    for (int i = 0; i < 8; ++i) {
+      converse(&engine, 200 + i, "tenant", &stats);
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_GT(stats.reused_turns, 0) << "block size " << block_size;
+    EXPECT_EQ(stats.cached_tokens % block_size, 0) << "reuse is in whole blocks";
+  }
+}
+
 TEST_F(KvReuseTest, ATenantNeverReusesAnotherTenantsKv) {
   Sampling s;
   s.temperature = 0;
