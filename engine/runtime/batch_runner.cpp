@@ -173,7 +173,10 @@ void BatchRunner::preempt(Sequence& s) {
 }
 
 void BatchRunner::admit(Sequence& s, int64_t start) {
-  s.kv = model_.new_cache(s.prompt_len + s.request->job.max_tokens);
+  // Room for what is known to come soon; forward() doubles it when needed,
+  // so the memory held stays within 2x of the blocks the scheduler counts.
+  const int64_t soon = std::max<int64_t>(static_cast<int64_t>(s.tokens.size()) + config_.schedule.block_size, start);
+  s.kv = model_.new_cache(std::min(soon, s.prompt_len + s.request->job.max_tokens));
   if (kv_reuse_) {
     KvLease lease = kv_reuse_->acquire(s.tenant(), s.tokens, s.kv);  // copies the prefix in
     kv_reuse_->release(lease);

@@ -9,7 +9,7 @@
 // finish (keeping the KV for the next turn).
 //
 // Unit: a sequence is one choice of a request. Each keeps its own contiguous
-// KvCache, sized for prompt + max_tokens; the scheduler's block accounting is
+// KvCache, grown by doubling as it fills; the scheduler's block accounting is
 // the engine's working memory (`working_blocks` blocks of block_size tokens),
 // and a running sequence holds blocks_for_tokens(its KV length). When that is
 // short, the latest-arrived sequence is preempted: its KV is dropped (and
