@@ -160,8 +160,9 @@ CodecError decode_generation(std::string_view in, Generation& out) {
   if (!ok) return r.error();
   if (g.n_choices > kMaxChoices) return CodecError::malformed;
   if (n_events > r.remaining() / kMinEventBytes) return CodecError::truncated;
-  g.events.resize(size_t(n_events));
-  for (auto& e : g.events) {
+  g.events.reserve(size_t(n_events));
+  for (uint64_t i = 0; i < n_events; ++i) {
+    GenEvent& e = g.events.emplace_back();
     if (!(r.u32(e.choice) && r.str(e.delta.content) && r.str(e.delta.extra) && r.str(e.delta.logprobs) &&
           r.str(e.finish_reason)))
       return r.error();

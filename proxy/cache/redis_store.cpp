@@ -62,21 +62,24 @@ local n, bytes, reclaimed = 0, 0, 0
 for _, k in ipairs(r[2]) do
   local rest = string.sub(k, #p + 1)
   if string.sub(rest, 1, 6) ~= 'epoch:' and string.sub(rest, 1, 5) ~= 'lock:' and redis.call('TYPE', k).ok == 'string' then
-    local v = redis.call('GET', k)
-    if v then
+    -- Only the header and the names are read, never a whole (maybe large) value.
+    local len = redis.call('STRLEN', k)
+    if len > 0 then
       local live = true
-      local ea, em, en, ml, nl, h = string.match(v, '^(%d+),(%d+),(%d+),(%d+),(%d+),%d+,%d+;()')
+      local head = redis.call('GETRANGE', k, 0, 255)
+      local ea, em, en, ml, nl, h = string.match(head, '^(%d+),(%d+),(%d+),(%d+),(%d+),%d+,%d+;()')
       if ea then
         ml = tonumber(ml)
         nl = tonumber(nl)
-        local model = string.sub(v, h, h + ml - 1)
-        local ns = string.sub(v, h + ml, h + ml + nl - 1)
+        local names = redis.call('GETRANGE', k, h - 1, h + ml + nl - 2)
+        local model = string.sub(names, 1, ml)
+        local ns = string.sub(names, ml + 1, ml + nl)
         local cur = redis.call('MGET', p .. 'epoch:model:' .. model, p .. 'epoch:ns:' .. ns)
         live = all == ea and (cur[1] or '0') == em and (cur[2] or '0') == en
       end
       if live then
         n = n + 1
-        bytes = bytes + #v
+        bytes = bytes + len
       else
         redis.call('DEL', k)
         reclaimed = reclaimed + 1

@@ -95,6 +95,30 @@ TEST(RedisCounter, PurgedEntriesAreNotCountedAndAreReclaimed) {
   EXPECT_EQ(server.command({"EXISTS", "reprox:v1:b1"}).integer, 1);
 }
 
+TEST(RedisCounter, LongNamesAndLargeValues) {
+  testing::RedisServer server;
+  RedisStore store(opts(server));
+  RedisCounterOptions co;
+  co.interval = 20ms;
+  RedisTierCounter counter(store, co);
+  std::string long_model(400, 'm'), long_ns(300, 'n');
+  auto big = sample_generation(std::string(1 << 20, 'x'), 1, long_model, long_ns);  // a 1 MiB answer
+  store.put("big", big, 60s);
+  store.put("small", sample_generation("y", 1, "other", long_ns), 60s);
+  ASSERT_EQ(get_sync(store, "small").status, LookupStatus::hit);
+  auto s = next_pass(counter);
+  EXPECT_EQ(s.entries, 2u);
+  EXPECT_EQ(s.bytes, uint64_t(strlen_of(server, "big") + strlen_of(server, "small")));
+  // The names are read past the first 256 bytes of the value: a purge of
+  // the long model reclaims exactly its entry.
+  ASSERT_TRUE(purge_sync(store, PurgeScope{PurgeScope::Kind::model, long_model}));
+  s = next_pass(counter);
+  EXPECT_EQ(s.entries, 1u);
+  EXPECT_EQ(s.reclaimed_total, 1u);
+  EXPECT_EQ(server.command({"EXISTS", "reprox:v1:big"}).integer, 0);
+  EXPECT_EQ(server.command({"EXISTS", "reprox:v1:small"}).integer, 1);
+}
+
 TEST(RedisCounter, KeepsTheLastCountWhileRedisIsDown) {
   testing::RedisServer server;
   auto o = opts(server);
