@@ -85,7 +85,13 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
     apply_redis_config(config, ro);
     ro.default_ttl = std::chrono::seconds(config.cache_ttl);
     ro.on_error = [&metrics](const char* op) { metrics.store_error("redis", op); };
-    spdlog::info("shared cache tier: redis at {}", ro.endpoint.describe());
+    // The URL's timeout parameters win over [redis] (as the store applies them).
+    auto connect_ms = ro.endpoint.connect_timeout_ms >= 0 ? ro.endpoint.connect_timeout_ms
+                                                          : int(ro.timeouts.connect.count());
+    auto command_ms = ro.endpoint.command_timeout_ms >= 0 ? ro.endpoint.command_timeout_ms
+                                                          : int(ro.timeouts.command.count());
+    spdlog::info("shared cache tier: redis at {} (connect timeout {} ms, command timeout {} ms, {} connections)",
+                 ro.endpoint.describe(), connect_ms, command_ms, ro.connections);
     redis = std::make_unique<RedisStore>(std::move(ro));
     tiered = std::make_unique<TieredStore>(memory, *redis);
     RedisCounterOptions co;
