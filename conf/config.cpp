@@ -10,9 +10,10 @@ namespace reprox {
 
 namespace {
 
+// `min` applies to integers: below it is an error.
 template <typename T>
-std::function<void(const toml::node&)> setter(T& field, const std::string& name) {
-  return [&field, name](const toml::node& node) {
+std::function<void(const toml::node&)> setter(T& field, const std::string& name, int64_t min = 0) {
+  return [&field, name, min](const toml::node& node) {
     if constexpr (std::is_same_v<T, std::string>) {
       auto v = node.value<std::string>();
       if (!v) throw std::runtime_error("config: " + name + " must be a string");
@@ -23,7 +24,9 @@ std::function<void(const toml::node&)> setter(T& field, const std::string& name)
       field = *v;
     } else {
       auto v = node.value<int64_t>();
-      if (!v || *v < 0) throw std::runtime_error("config: " + name + " must be a non-negative integer");
+      if (!v || *v < min)
+        throw std::runtime_error("config: " + name + (min == 0 ? " must be a non-negative integer"
+                                                                : " must be an integer >= " + std::to_string(min)));
       field = static_cast<T>(*v);
     }
   };
@@ -53,6 +56,15 @@ void load_config_file(const std::string& path, Config& c) {
       {"cache.bytes", setter(c.cache_bytes, "cache.bytes")},
       {"cache.ttl", setter(c.cache_ttl, "cache.ttl")},
       {"cache.redis", setter(c.redis, "cache.redis")},
+      {"redis.connect_timeout_ms", setter(c.redis_connect_timeout_ms, "redis.connect_timeout_ms", 1)},
+      {"redis.command_timeout_ms", setter(c.redis_command_timeout_ms, "redis.command_timeout_ms", 1)},
+      {"redis.connections", setter(c.redis_connections, "redis.connections", 1)},
+      {"redis.queue_capacity", setter(c.redis_queue_capacity, "redis.queue_capacity", 1)},
+      {"redis.breaker_failures", setter(c.redis_breaker_failures, "redis.breaker_failures", 1)},
+      {"redis.breaker_cooldown_ms", setter(c.redis_breaker_cooldown_ms, "redis.breaker_cooldown_ms", 1)},
+      {"redis.epoch_poll_ms", setter(c.redis_epoch_poll_ms, "redis.epoch_poll_ms", 1)},
+      {"redis.lock_wait_ms", setter(c.redis_lock_wait_ms, "redis.lock_wait_ms")},
+      {"redis.stats_interval_ms", setter(c.redis_stats_interval_ms, "redis.stats_interval_ms")},
       {"engine.model", setter(c.model, "engine.model")},
       {"engine.threads", setter(c.engine_threads, "engine.threads")},
       {"engine.device", setter(c.device, "engine.device")},

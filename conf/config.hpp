@@ -25,6 +25,17 @@ struct Config {
   uint64_t cache_bytes = 256ull << 20;
   int64_t cache_ttl = 3600;
   std::string redis;  // redis://... or unix://...; empty: memory only
+  // [redis]: the Redis tier's tuning (used only when cache.redis is set; the
+  // URL's connect_timeout_ms / command_timeout_ms parameters override these)
+  int64_t redis_connect_timeout_ms = 100;
+  int64_t redis_command_timeout_ms = 50;  // also the longest a lookup waits
+  int64_t redis_connections = 4;          // connections = worker threads
+  int64_t redis_queue_capacity = 256;     // queued commands per connection
+  int64_t redis_breaker_failures = 5;     // consecutive failures that open the breaker
+  int64_t redis_breaker_cooldown_ms = 250;
+  int64_t redis_epoch_poll_ms = 100;      // idle poll of epoch:seq (drops L1 after a purge elsewhere)
+  int64_t redis_lock_wait_ms = 5000;      // cross-instance single-flight: longest wait for another instance
+  int64_t redis_stats_interval_ms = 10000;  // entry/byte count of the Redis tier (background SCAN)
   // [engine]
   std::string model;  // empty: the embedded tiny model
   int engine_threads = 1;

@@ -9,6 +9,7 @@
 #include "policies/tenant.hpp"
 #include "proxy/app/router.hpp"
 #include "proxy/backend/upstream_backend.hpp"
+#include "proxy/cache/redis_counter.hpp"
 #include "proxy/cache/redis_flight_lock.hpp"
 #include "proxy/cache/tiered_store.hpp"
 #include "proxy/server/server.hpp"
@@ -29,6 +30,19 @@ std::unique_ptr<backend::UpstreamBackend> make_upstream(const Config& c, net::io
   // where they come from.
   o.fingerprint = "fp_" + policy::sha256_hex("upstream:" + c.upstream).substr(0, 16);
   return std::make_unique<backend::UpstreamBackend>(std::move(o), ioc);
+}
+
+// [redis] settings; the URL's timeout parameters still win (they are
+// applied by the store over `timeouts`).
+void apply_redis_config(const Config& c, RedisStoreOptions& o) {
+  o.timeouts.connect = std::chrono::milliseconds(c.redis_connect_timeout_ms);
+  o.timeouts.command = std::chrono::milliseconds(c.redis_command_timeout_ms);
+  o.connections = size_t(std::max<int64_t>(1, c.redis_connections));
+  o.queue_capacity = size_t(std::max<int64_t>(1, c.redis_queue_capacity));
+  o.breaker.failure_threshold = int(std::max<int64_t>(1, c.redis_breaker_failures));
+  o.breaker.cooldown = std::chrono::milliseconds(std::max<int64_t>(1, c.redis_breaker_cooldown_ms));
+  o.breaker.max_cooldown = std::max(o.breaker.max_cooldown, o.breaker.cooldown);
+  o.epoch_poll = std::chrono::milliseconds(std::max<int64_t>(1, c.redis_epoch_poll_ms));
 }
 
 // Polls until every connection has closed or the deadline passes.
@@ -65,13 +79,24 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   // (answers from L1, /healthz says "degraded" while the breaker is open).
   std::unique_ptr<RedisStore> redis;
   std::unique_ptr<TieredStore> tiered;
+  std::unique_ptr<RedisTierCounter> counter;  // reprox_cache_{entries,bytes}{tier="redis"}
   if (!config.redis.empty()) {
     auto ro = redis_store_options_from_url(config.redis);
+    apply_redis_config(config, ro);
     ro.default_ttl = std::chrono::seconds(config.cache_ttl);
     ro.on_error = [&metrics](const char* op) { metrics.store_error("redis", op); };
-    spdlog::info("shared cache tier: redis at {}", ro.endpoint.describe());
+    // The URL's timeout parameters win over [redis] (as the store applies them).
+    auto connect_ms = ro.endpoint.connect_timeout_ms >= 0 ? ro.endpoint.connect_timeout_ms
+                                                          : int(ro.timeouts.connect.count());
+    auto command_ms = ro.endpoint.command_timeout_ms >= 0 ? ro.endpoint.command_timeout_ms
+                                                          : int(ro.timeouts.command.count());
+    spdlog::info("shared cache tier: redis at {} (connect timeout {} ms, command timeout {} ms, {} connections)",
+                 ro.endpoint.describe(), connect_ms, command_ms, ro.connections);
     redis = std::make_unique<RedisStore>(std::move(ro));
     tiered = std::make_unique<TieredStore>(memory, *redis);
+    RedisCounterOptions co;
+    co.interval = std::chrono::milliseconds(config.redis_stats_interval_ms);
+    counter = std::make_unique<RedisTierCounter>(*redis, co);
   }
 
   AppContext app;
@@ -84,7 +109,9 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   app.store = tiered ? static_cast<CacheStore*>(tiered.get()) : &memory;
   std::unique_ptr<RedisFlightLock> flight_lock;
   if (tiered) {
-    flight_lock = std::make_unique<RedisFlightLock>(*redis, FlightLockOptions{});
+    FlightLockOptions fo;
+    fo.max_wait = std::chrono::milliseconds(config.redis_lock_wait_ms);
+    flight_lock = std::make_unique<RedisFlightLock>(*redis, fo);
     app.flight_lock = flight_lock.get();
     app.purge = [t = tiered.get()](const PurgeScope& scope, std::function<void(uint64_t, bool)> done) {
       t->purge(scope, std::move(done));
@@ -98,6 +125,17 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
         case PurgeScope::Kind::ns: n = m->purge_if([&](const Generation& g) { return g.ns == scope.name; }); break;
       }
       done(n, true);
+    };
+  }
+  if (counter) {
+    app.shared_tier = true;
+    auto reclaimed_seen = std::make_shared<std::atomic<uint64_t>>(0);
+    app.shared_tier_scrape = [c = counter.get(), reclaimed_seen](Metrics& m) {
+      auto n = c->snapshot();
+      m.tier_state("redis", double(n.entries), double(n.bytes), 0);
+      // Stale entries the count deleted are invalidations too.
+      uint64_t before = reclaimed_seen->exchange(n.reclaimed_total);
+      if (n.reclaimed_total > before) m.invalidations(double(n.reclaimed_total - before));
     };
   }
   app.health_detail = [r = redis.get()] { return std::string(r && !r->healthy() ? "degraded" : "ok"); };

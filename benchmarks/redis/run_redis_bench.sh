@@ -27,6 +27,8 @@ done
 WORK=$(mktemp -d /tmp/reprox-redis-bench-XXXXXX)
 PIDS=()
 cleanup() {
+  # start_reprox runs in a command substitution (a subshell): its pids are in files.
+  for f in "$WORK"/*.pid; do [ -f "$f" ] && PIDS+=("$(cat "$f")"); done
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$WORK"
@@ -57,7 +59,7 @@ start_reprox() {  # name extra-args...
   [ -n "${REPROX_THREADS:-}" ] && extra+=(--threads "$REPROX_THREADS")
   (cd "$WORK" && exec "$REPROX_BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
      --redis "redis://127.0.0.1:$REDIS_PORT" "${extra[@]}" "$@" >"$WORK/$name.log" 2>&1) &
-  PIDS+=($!)
+  echo $! >"$WORK/$name.pid"
   wait_for_line "$WORK/$name.log" 'reprox listening on [^ ]+:[0-9]+'
 }
 L2_PORT=$(start_reprox l2only --cache-bytes 0)

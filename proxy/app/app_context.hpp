@@ -54,6 +54,10 @@ struct AppContext {
   std::function<bool()> draining;       // healthz 503 while draining
   std::function<std::string()> health_detail;  // "ok" | "degraded"
   std::function<void(Metrics&)> before_scrape;  // backend state into metrics (KV reuse)
+  // With --redis: true, and the Redis tier's gauges (from its background
+  // count; never blocks, never fails) into metrics at scrape.
+  bool shared_tier = false;
+  std::function<void(Metrics&)> shared_tier_scrape;
 };
 
 }  // namespace reprox

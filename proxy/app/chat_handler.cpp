@@ -371,8 +371,10 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
   if (!c->cacheability.readable && !c->cacheability.writable) return generate_and_answer(c, false);
   if (!c->cacheability.readable) return generate_and_answer(c, true);
 
-  app.store->get(c->key.key, [c](Lookup lookup) {
-    net::dispatch(c->responder->executor(), [c, lookup = std::move(lookup)]() mutable {
+  // The answer (and, for Redis, its decoding) runs on this request's executor.
+  auto post = [ex = c->responder->executor()](std::function<void()> task) { net::dispatch(ex, std::move(task)); };
+  app.store->get_on(c->key.key, std::move(post), [c](Lookup lookup) {
+    {
       AppContext& app = c->app;
       if (lookup.status == LookupStatus::hit) {
         int64_t age = std::max<int64_t>(0, (now_unix_ms() - lookup.entry.stored_unix_ms) / 1000);
@@ -388,7 +390,7 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
                                                           "invalid_request_error", "", "cache_miss"});
       }
       generate_and_answer(c, true);
-    });
+    }
   });
 }
 

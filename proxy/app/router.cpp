@@ -72,6 +72,7 @@ void handle_metrics(AppContext& app, Responder& r) {
     auto s = app.memory->stats();
     app.metrics->tier_state("memory", double(s.entries), double(s.bytes), double(s.evictions));
   }
+  if (app.shared_tier_scrape) app.shared_tier_scrape(*app.metrics);
   if (app.before_scrape) app.before_scrape(*app.metrics);
   Response res{http::status::ok, 11};
   res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -118,9 +119,15 @@ void handle_purge(AppContext& app, const Request& req, const std::shared_ptr<Res
     return respond_error(*r, api::ApiError::invalid("", "give one of {\"model\": ID}, {\"namespace\": NAME} or {\"all\": true}"));
   }
   Metrics* metrics = app.metrics;
-  app.purge(scope, [metrics, responder = r](uint64_t purged, bool shared_ok) {
+  // "purged": entries this instance dropped from its memory tier. With a
+  // shared tier, "shared_tier" says whether Redis took the epoch bump
+  // ("invalidated": every instance stops serving the scope's entries now;
+  // Redis reclaims them later, uncounted here) or not ("unavailable").
+  app.purge(scope, [metrics, responder = r, shared = app.shared_tier](uint64_t purged, bool shared_ok) {
     metrics->invalidations(double(purged));
-    std::string body = "{\"purged\":" + std::to_string(purged) + (shared_ok ? "}" : ",\"shared_tier\":\"unavailable\"}");
+    std::string body = "{\"purged\":" + std::to_string(purged);
+    if (shared) body += shared_ok ? ",\"shared_tier\":\"invalidated\"" : ",\"shared_tier\":\"unavailable\"";
+    body += "}";
     responder->respond(json_response(200, std::move(body)));
   });
 }

@@ -31,10 +31,24 @@ struct Lookup {
 // Callbacks may run inline (memory) or on a store thread (Redis): callers
 // post back to their own executor. Every call completes exactly once,
 // within the store's own timeout.
+// Runs a task on the caller's thread or executor (e.g. net::dispatch to an
+// I/O strand).
+using PostFn = std::function<void(std::function<void()>)>;
+
 class CacheStore {
  public:
   virtual ~CacheStore() = default;
   virtual void get(const std::string& key, std::function<void(Lookup)> done) = 0;
+  // Like get(), but `done` runs through `post`. A store that answers on its
+  // own threads may hand over the raw answer and decode it inside `post`,
+  // so that the entry is built (allocated) and freed on the caller's
+  // thread: the Redis tier does, which keeps its workers' malloc arenas
+  // from being grown and trimmed on every batch.
+  virtual void get_on(const std::string& key, PostFn post, std::function<void(Lookup)> done) {
+    get(key, [post = std::move(post), done = std::move(done)](Lookup lookup) mutable {
+      post([done = std::move(done), lookup = std::move(lookup)]() mutable { done(std::move(lookup)); });
+    });
+  }
   // ttl 0 = the store's default TTL. Only complete generations are accepted.
   virtual void put(const std::string& key, std::shared_ptr<const Generation> generation,
                    std::chrono::seconds ttl) = 0;

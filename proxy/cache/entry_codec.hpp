@@ -32,4 +32,7 @@ std::string encode_generation(const Generation& generation);
 // On error `out` is left in an unspecified but valid state.
 CodecError decode_generation(std::string_view in, Generation& out);
 
+// The trailer's checksum: CRC-32 as zlib's crc32() computes it.
+uint32_t entry_crc32(std::string_view bytes);
+
 }  // namespace reprox

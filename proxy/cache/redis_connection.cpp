@@ -46,8 +46,9 @@ RedisValue copy_reply(const redisReply* r) {
 
 }  // namespace
 
-RedisConnection::RedisConnection(RedisEndpoint endpoint, RedisTimeouts timeouts)
-    : endpoint_(std::move(endpoint)), timeouts_(timeouts) {}
+RedisConnection::RedisConnection(RedisEndpoint endpoint, RedisTimeouts timeouts,
+                                 std::shared_ptr<const std::vector<RedisScript>> scripts)
+    : endpoint_(std::move(endpoint)), timeouts_(timeouts), scripts_(std::move(scripts)) {}
 
 RedisConnection::~RedisConnection() { close(); }
 
@@ -83,12 +84,16 @@ bool RedisConnection::connect(std::string& error) {
       setup.push_back({"AUTH", endpoint_.username, endpoint_.password});
   }
   if (endpoint_.db != 0) setup.push_back({"SELECT", std::to_string(endpoint_.db)});
+  // Load the scripts up front, so that the EVALSHAs of a pipelined batch do
+  // not miss (and fall back, out of order) on a fresh server.
+  if (scripts_)
+    for (const auto& script : *scripts_) setup.push_back({"SCRIPT", "LOAD", script.body});
   if (setup.empty()) return true;
   std::vector<RedisValue> replies;
   if (!run(setup, replies, error)) return false;
   for (const auto& r : replies) {
     if (r.is_error()) {
-      error = "connection setup (AUTH/SELECT): " + r.str;
+      error = "connection setup (AUTH/SELECT/SCRIPT LOAD): " + r.str;
       close();
       return false;
     }
@@ -96,8 +101,39 @@ bool RedisConnection::connect(std::string& error) {
   return true;
 }
 
+const RedisScript* RedisConnection::script_for(const RedisArgv& command) const {
+  if (!scripts_ || command.size() < 2 || command[0] != "EVALSHA") return nullptr;
+  for (const auto& s : *scripts_)
+    if (s.sha == command[1]) return &s;
+  return nullptr;
+}
+
 bool RedisConnection::run(const std::vector<RedisArgv>& commands, std::vector<RedisValue>& replies,
                           std::string& error) {
+  if (!pipeline(commands, replies, error)) return false;
+  // NOSCRIPT (Redis restarted, failed over or flushed its scripts): re-send
+  // those commands as EVAL, which also caches the script again.
+  std::vector<size_t> retry;
+  std::vector<RedisArgv> evals;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (!replies[i].is_error() || replies[i].str.rfind("NOSCRIPT", 0) != 0) continue;
+    const RedisScript* script = script_for(commands[i]);
+    if (!script) continue;
+    RedisArgv eval = commands[i];
+    eval[0] = "EVAL";
+    eval[1] = script->body;
+    evals.push_back(std::move(eval));
+    retry.push_back(i);
+  }
+  if (retry.empty()) return true;
+  std::vector<RedisValue> again;
+  if (!pipeline(evals, again, error)) return false;
+  for (size_t j = 0; j < retry.size(); ++j) replies[retry[j]] = std::move(again[j]);
+  return true;
+}
+
+bool RedisConnection::pipeline(const std::vector<RedisArgv>& commands, std::vector<RedisValue>& replies,
+                               std::string& error) {
   replies.clear();
   if (!ctx_) {
     error = "not connected";

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "proxy/cache/redis_script.hpp"
 #include "proxy/cache/redis_url.hpp"
 
 struct redisContext;
@@ -38,24 +40,34 @@ struct RedisTimeouts {
 
 class RedisConnection {
  public:
-  RedisConnection(RedisEndpoint endpoint, RedisTimeouts timeouts);
+  // `scripts`: the bodies behind the EVALSHA commands this connection runs
+  // (may be null); a NOSCRIPT answer re-runs the command as EVAL.
+  RedisConnection(RedisEndpoint endpoint, RedisTimeouts timeouts,
+                  std::shared_ptr<const std::vector<RedisScript>> scripts = nullptr);
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
 
   bool connected() const { return ctx_ != nullptr; }
-  // Connects, then AUTH and SELECT as the endpoint says. On failure returns
+  // Connects, then AUTH and SELECT as the endpoint says, and SCRIPT LOAD. On failure returns
   // false with `error` set and leaves the connection closed.
   bool connect(std::string& error);
   // Pipelines the commands and reads every reply. Returns false on an I/O
   // or protocol error (the connection is then closed); Redis error replies
-  // are values, not failures.
+  // are values, not failures. connect() loads the scripts (SCRIPT LOAD); an
+  // EVALSHA that still finds none (SCRIPT FLUSH on a live connection) is
+  // re-sent as EVAL in a second round trip, after the batch's other
+  // commands (the one case where a batch's order is not kept).
   bool run(const std::vector<RedisArgv>& commands, std::vector<RedisValue>& replies, std::string& error);
   void close();
 
  private:
+  bool pipeline(const std::vector<RedisArgv>& commands, std::vector<RedisValue>& replies, std::string& error);
+  const RedisScript* script_for(const RedisArgv& command) const;
+
   const RedisEndpoint endpoint_;
   const RedisTimeouts timeouts_;
+  const std::shared_ptr<const std::vector<RedisScript>> scripts_;
   redisContext* ctx_ = nullptr;
 };
 

@@ -9,11 +9,12 @@ RedisExecutor::RedisExecutor(RedisExecutorOptions options, ErrorFn on_error)
   size_t n = std::max<size_t>(1, options_.connections);
   for (size_t i = 0; i < n; ++i) {
     auto shard = std::make_unique<Shard>();
-    shard->connection = std::make_unique<RedisConnection>(options_.endpoint, options_.timeouts);
+    shard->connection = std::make_unique<RedisConnection>(options_.endpoint, options_.timeouts, options_.scripts);
     shards_.push_back(std::move(shard));
   }
   for (auto& shard : shards_) shard->thread = std::thread([this, s = shard.get()] { run_shard(*s); });
   timer_.schedule_after(std::chrono::milliseconds(0), [this] { tick(); });
+  timer_.schedule_after(options_.deadline_sweep, [this] { sweep(); });
 }
 
 RedisExecutor::~RedisExecutor() { stop(); }
@@ -53,6 +54,7 @@ bool RedisExecutor::submit(size_t shard_hash, std::shared_ptr<RedisJob> job,
     return false;
   }
   Shard& shard = *shards_[shard_hash % shards_.size()];
+  job->deadline = deadline;
   bool queued = false;
   {
     std::lock_guard lock(shard.mutex);
@@ -69,7 +71,6 @@ bool RedisExecutor::submit(size_t shard_hash, std::shared_ptr<RedisJob> job,
     return false;
   }
   shard.cv.notify_one();
-  if (deadline) timer_.schedule_at(*deadline, [this, job] { fail(*job, "timeout"); });
   return true;
 }
 
@@ -103,9 +104,12 @@ void RedisExecutor::run_shard(Shard& shard) {
         batch.push_back(std::move(shard.queue.front()));
         shard.queue.pop_front();
       }
+      shard.in_flight = batch;
     }
     execute(shard, batch);
     batch.clear();
+    std::lock_guard lock(shard.mutex);
+    shard.in_flight.clear();
   }
   std::deque<std::shared_ptr<RedisJob>> left;
   {
@@ -158,6 +162,27 @@ void RedisExecutor::execute(Shard& shard, std::vector<std::shared_ptr<RedisJob>>
     next += job->commands.size();
     complete(*job, result);
   }
+}
+
+void RedisExecutor::sweep() {
+  if (stopping_) return;
+  auto now = std::chrono::steady_clock::now();
+  auto expired = [now](const std::shared_ptr<RedisJob>& j) {
+    return j->deadline && *j->deadline <= now && !j->finished.load();
+  };
+  std::vector<std::shared_ptr<RedisJob>> late;
+  for (auto& shard : shards_) {
+    std::lock_guard lock(shard->mutex);
+    for (auto& j : shard->in_flight)
+      if (expired(j)) late.push_back(j);
+    // Queued ones also give their slot back.
+    auto& q = shard->queue;
+    auto keep = std::stable_partition(q.begin(), q.end(), [&](const auto& j) { return !expired(j); });
+    late.insert(late.end(), std::make_move_iterator(keep), std::make_move_iterator(q.end()));
+    q.erase(keep, q.end());
+  }
+  for (auto& j : late) fail(*j, "timeout");
+  timer_.schedule_after(options_.deadline_sweep, [this] { sweep(); });
 }
 
 void RedisExecutor::tick() {

@@ -9,7 +9,9 @@
 //
 // Failing fast: submit() fails a job at once (on the caller's thread) when
 // the breaker is open or its shard's queue is full. A job with a deadline
-// is failed by the timer thread when the deadline passes first. Every job's
+// is failed by the timer thread's periodic sweep (every `deadline_sweep`)
+// when the deadline passes first, queued or in flight; no timer entry per
+// job, so a busy store does not wake the timer thread per command. Every job's
 // callback runs exactly once: on a worker, the timer thread or the caller.
 // Every failure is reported to `on_error(op)` before the callback runs.
 #pragma once
@@ -38,6 +40,11 @@ struct RedisExecutorOptions {
   size_t connections = 4;       // shards = worker threads = connections
   size_t queue_capacity = 256;  // per shard
   size_t max_batch = 32;        // jobs pipelined per round trip
+  // How often the timer thread fails jobs whose deadline has passed (a job
+  // answers at most this much after its deadline).
+  std::chrono::milliseconds deadline_sweep{5};
+  // Scripts the jobs call by EVALSHA (NOSCRIPT falls back to EVAL).
+  std::shared_ptr<const std::vector<RedisScript>> scripts;
 };
 
 struct RedisJobResult {
@@ -52,6 +59,8 @@ struct RedisJob {
   std::function<void(RedisJobResult&)> done;  // may be empty
   bool probe = false;                         // runs while the breaker is open (half-open probe)
   std::atomic<bool> finished{false};
+  // Set by submit(): failed with "timeout" by the deadline sweep.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 class RedisExecutor {
@@ -81,6 +90,7 @@ class RedisExecutor {
     std::mutex mutex;
     std::condition_variable cv;
     std::deque<std::shared_ptr<RedisJob>> queue;
+    std::vector<std::shared_ptr<RedisJob>> in_flight;  // the batch being executed
     std::unique_ptr<RedisConnection> connection;
     std::thread thread;
   };
@@ -88,7 +98,8 @@ class RedisExecutor {
   void execute(Shard& shard, std::vector<std::shared_ptr<RedisJob>>& batch);
   void fail(RedisJob& job, const std::string& error);
   void complete(RedisJob& job, RedisJobResult& result);
-  void tick();  // starts half-open probes
+  void tick();   // starts half-open probes
+  void sweep();  // fails jobs past their deadline
 
   const RedisExecutorOptions options_;
   const ErrorFn on_error_;

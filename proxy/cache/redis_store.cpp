@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "proxy/cache/entry_codec.hpp"
+#include "proxy/cache/redis_script.hpp"
 
 namespace reprox {
 
@@ -49,6 +50,57 @@ constexpr const char* kPurgeScript = R"lua(
 redis.call('INCR', KEYS[1])
 return redis.call('INCR', ARGV[1] .. 'epoch:seq')
 )lua";
+
+// ARGV: prefix, cursor, count. One SCAN step over the prefix: counts the
+// live entries and their bytes, deletes the ones a purge made stale (as a
+// lookup would). Replies {next cursor, entries, bytes, reclaimed}.
+constexpr const char* kCountScript = R"lua(
+local p = ARGV[1]
+local r = redis.call('SCAN', ARGV[2], 'MATCH', p .. '*', 'COUNT', ARGV[3])
+local all = redis.call('GET', p .. 'epoch:all') or '0'
+local n, bytes, reclaimed = 0, 0, 0
+for _, k in ipairs(r[2]) do
+  local rest = string.sub(k, #p + 1)
+  if string.sub(rest, 1, 6) ~= 'epoch:' and string.sub(rest, 1, 5) ~= 'lock:' and redis.call('TYPE', k).ok == 'string' then
+    -- Only the header and the names are read, never a whole (maybe large) value.
+    local len = redis.call('STRLEN', k)
+    if len > 0 then
+      local live = true
+      local head = redis.call('GETRANGE', k, 0, 255)
+      local ea, em, en, ml, nl, h = string.match(head, '^(%d+),(%d+),(%d+),(%d+),(%d+),%d+,%d+;()')
+      if ea then
+        ml = tonumber(ml)
+        nl = tonumber(nl)
+        local names = redis.call('GETRANGE', k, h - 1, h + ml + nl - 2)
+        local model = string.sub(names, 1, ml)
+        local ns = string.sub(names, ml + 1, ml + nl)
+        local cur = redis.call('MGET', p .. 'epoch:model:' .. model, p .. 'epoch:ns:' .. ns)
+        live = all == ea and (cur[1] or '0') == em and (cur[2] or '0') == en
+      end
+      if live then
+        n = n + 1
+        bytes = bytes + len
+      else
+        redis.call('DEL', k)
+        reclaimed = reclaimed + 1
+      end
+    end
+  end
+end
+return {r[1], n, bytes, reclaimed}
+)lua";
+
+// The scripts, hashed once; the store calls them by EVALSHA.
+const std::shared_ptr<const std::vector<RedisScript>>& store_scripts() {
+  static const auto scripts = std::make_shared<const std::vector<RedisScript>>(
+      std::vector<RedisScript>{make_redis_script(kGetScript), make_redis_script(kPutScript),
+                               make_redis_script(kPurgeScript), make_redis_script(kCountScript)});
+  return scripts;
+}
+const std::string& get_sha() { return (*store_scripts())[0].sha; }
+const std::string& put_sha() { return (*store_scripts())[1].sha; }
+const std::string& purge_sha() { return (*store_scripts())[2].sha; }
+const std::string& count_sha() { return (*store_scripts())[3].sha; }
 
 bool parse_u64(std::string_view s, uint64_t& out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -100,6 +152,7 @@ RedisExecutorOptions executor_options(const RedisStoreOptions& o) {
   e.connections = o.connections;
   e.queue_capacity = o.queue_capacity;
   e.max_batch = o.max_batch;
+  e.scripts = store_scripts();
   return e;
 }
 
@@ -134,7 +187,11 @@ void RedisStore::count_error(const char* op) {
 }
 
 RedisArgv RedisStore::get_command(const std::string& key) const {
-  return {"EVAL", kGetScript, "1", redis_key(key), options_.prefix};
+  return {"EVALSHA", get_sha(), "1", redis_key(key), options_.prefix};
+}
+
+RedisArgv RedisStore::count_command(const std::string& cursor, size_t count) const {
+  return {"EVALSHA", count_sha(), "0", options_.prefix, cursor, std::to_string(count)};
 }
 
 Lookup RedisStore::parse_get_reply(const RedisValue& reply, uint64_t& seq) {
@@ -168,10 +225,15 @@ Lookup RedisStore::parse_get_reply(const RedisValue& reply, uint64_t& seq) {
 }
 
 void RedisStore::get_checked(const std::string& key, std::function<void(Lookup, uint64_t)> done) {
+  get_checked_on(key, nullptr, std::move(done));
+}
+
+void RedisStore::get_checked_on(const std::string& key, PostFn post,
+                                std::function<void(Lookup, uint64_t)> done) {
   auto job = std::make_shared<RedisJob>();
   job->op = "get";
   job->commands.push_back(get_command(key));
-  job->done = [this, done = std::move(done)](RedisJobResult& r) {
+  auto answer = [this, done = std::move(done)](RedisJobResult& r) {
     if (!r.ok) {
       ++misses_;
       return done(Lookup{LookupStatus::miss, {}}, 0);
@@ -181,11 +243,23 @@ void RedisStore::get_checked(const std::string& key, std::function<void(Lookup, 
     if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
     done(std::move(lookup), seq);
   };
+  if (!post) {
+    job->done = std::move(answer);
+  } else {
+    job->done = [post = std::move(post), answer = std::move(answer)](RedisJobResult& r) {
+      auto result = std::make_shared<RedisJobResult>(std::move(r));
+      post([answer, result] { answer(*result); });
+    };
+  }
   executor_.submit(shard_of(key), job, TimerQueue::Clock::now() + get_deadline());
 }
 
 void RedisStore::get(const std::string& key, std::function<void(Lookup)> done) {
   get_checked(key, [done = std::move(done)](Lookup lookup, uint64_t) { done(std::move(lookup)); });
+}
+
+void RedisStore::get_on(const std::string& key, PostFn post, std::function<void(Lookup)> done) {
+  get_checked_on(key, std::move(post), [done = std::move(done)](Lookup lookup, uint64_t) { done(std::move(lookup)); });
 }
 
 void RedisStore::put(const std::string& key, std::shared_ptr<const Generation> generation,
@@ -195,7 +269,7 @@ void RedisStore::put(const std::string& key, std::shared_ptr<const Generation> g
   auto job = std::make_shared<RedisJob>();
   job->op = "put";
   int64_t ttl_ms = int64_t(ttl.count()) * 1000;
-  job->commands.push_back({"EVAL", kPutScript, "1", redis_key(key), options_.prefix, generation->model,
+  job->commands.push_back({"EVALSHA", put_sha(), "1", redis_key(key), options_.prefix, generation->model,
                            generation->ns, std::to_string(now_unix_ms()), std::to_string(ttl_ms),
                            encode_generation(*generation)});
   job->done = [this](RedisJobResult& r) {
@@ -220,7 +294,7 @@ void RedisStore::purge(const PurgeScope& scope, std::function<void(bool)> done) 
   }
   auto job = std::make_shared<RedisJob>();
   job->op = "purge";
-  job->commands.push_back({"EVAL", kPurgeScript, "1", epoch, options_.prefix});
+  job->commands.push_back({"EVALSHA", purge_sha(), "1", epoch, options_.prefix});
   job->done = [this, done = std::move(done)](RedisJobResult& r) {
     bool ok = r.ok && r.replies[0].type == RedisValue::Type::integer;
     if (r.ok && !ok) count_error("purge");

@@ -4,7 +4,11 @@
 // Threading: no call blocks its caller except clear() (at most the command
 // timeout plus a small margin; use purge() on I/O threads). Commands run on
 // the RedisExecutor's worker threads; get()'s callback runs on a worker or
-// on the timer thread (when the deadline answers "miss" first).
+// on the timer thread (when the deadline answers "miss" first). get_on()
+// hands the raw reply to the caller's `post` and parses and decodes it
+// there: building the entry on the thread that also frees it keeps the
+// workers' malloc arenas from growing and being trimmed (madvise, page
+// faults) on every batch, which cost more than the Redis round trip.
 //
 // Failing open: when Redis is slow, down or the breaker is open, get()
 // answers a miss within `get_deadline` and put() skips the write; every such
@@ -82,6 +86,10 @@ class RedisStore final : public CacheStore {
   // Like get(), also reporting the epoch:seq the answer was checked against
   // (0 when unknown): the tiered store fills L1 only if no purge came since.
   void get_checked(const std::string& key, std::function<void(Lookup, uint64_t seq)> done);
+  // get_checked() whose reply is parsed and decoded inside `post` (see
+  // CacheStore::get_on); an empty `post` parses on the store thread.
+  void get_checked_on(const std::string& key, PostFn post, std::function<void(Lookup, uint64_t seq)> done);
+  void get_on(const std::string& key, PostFn post, std::function<void(Lookup)> done) override;
 
   bool healthy() const { return executor_.breaker().state() == BreakerState::closed; }
   BreakerState state() const { return executor_.breaker().state(); }
@@ -96,6 +104,10 @@ class RedisStore final : public CacheStore {
   std::string redis_key(const std::string& key) const { return options_.prefix + key; }
   std::string lock_key(const std::string& key) const { return options_.prefix + "lock:" + key; }
   RedisArgv get_command(const std::string& key) const;
+  // One step of the background count (RedisTierCounter): SCAN `count` keys
+  // from `cursor`; replies {next cursor, live entries, their bytes, stale
+  // entries deleted}.
+  RedisArgv count_command(const std::string& cursor, size_t count) const;
   // Turns the reply of get_command into a Lookup; `seq` gets epoch:seq.
   Lookup parse_get_reply(const RedisValue& reply, uint64_t& seq);
   size_t shard_of(const std::string& key) const { return std::hash<std::string>{}(key); }

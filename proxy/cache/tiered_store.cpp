@@ -9,9 +9,16 @@ TieredStore::TieredStore(MemoryStore& l1, RedisStore& l2) : l1_(l1), l2_(l2) {
 TieredStore::~TieredStore() { l2_.set_epoch_listener(nullptr); }
 
 void TieredStore::get(const std::string& key, std::function<void(Lookup)> done) {
+  get_on(key, nullptr, std::move(done));
+}
+
+void TieredStore::get_on(const std::string& key, PostFn post, std::function<void(Lookup)> done) {
   Lookup local = l1_.lookup(key, now_unix_ms());
-  if (local.status == LookupStatus::hit) return done(std::move(local));
-  l2_.get_checked(key, [this, key, done = std::move(done)](Lookup lookup, uint64_t seq) {
+  if (local.status == LookupStatus::hit) {
+    if (!post) return done(std::move(local));
+    return post([done = std::move(done), local = std::move(local)]() mutable { done(std::move(local)); });
+  }
+  l2_.get_checked_on(key, std::move(post), [this, key, done = std::move(done)](Lookup lookup, uint64_t seq) {
     if (lookup.status == LookupStatus::hit && seq == l2_.epoch_seq()) {
       const CacheEntry& e = lookup.entry;
       int64_t now = now_unix_ms();

@@ -27,6 +27,8 @@ class TieredStore final : public CacheStore {
   ~TieredStore() override;
 
   void get(const std::string& key, std::function<void(Lookup)> done) override;
+  // L1 hits answer inline; L2 answers are decoded (and fill L1) in `post`.
+  void get_on(const std::string& key, PostFn post, std::function<void(Lookup)> done) override;
   void put(const std::string& key, std::shared_ptr<const Generation> generation,
            std::chrono::seconds ttl) override;
   void erase(const std::string& key) override;

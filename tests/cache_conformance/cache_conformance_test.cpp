@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "proxy/cache/memory_store.hpp"
@@ -188,6 +190,47 @@ TEST_P(CacheStoreConformance, LargeEntries) {
   Lookup l = get_sync(store(), "large", 5000ms);
   ASSERT_EQ(l.status, LookupStatus::hit);
   expect_same_generation(*g, *l.entry.generation);
+}
+
+// get_on: the answer (hit or miss) runs only inside `post`, exactly once,
+// on the thread that runs the posted task.
+TEST_P(CacheStoreConformance, GetOnAnswersThroughPost) {
+  store().put("posted", sample_generation("p"), 60s);
+  for (const char* key : {"posted", "posted", "absent"}) {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<std::function<void()>> tasks;
+    std::atomic<int> answers{0};
+    std::thread::id answered_on;
+    Lookup got;
+    store().get_on(
+        key,
+        [&](std::function<void()> task) {
+          std::lock_guard lock(m);
+          tasks.push_back(std::move(task));
+          cv.notify_all();
+        },
+        [&](Lookup l) {
+          ++answers;
+          answered_on = std::this_thread::get_id();
+          got = std::move(l);
+        });
+    std::unique_lock lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return !tasks.empty(); })) << key << ": nothing was posted";
+    EXPECT_EQ(answers.load(), 0) << key << ": answered outside post";
+    auto run = std::move(tasks);
+    tasks.clear();
+    lock.unlock();
+    for (auto& t : run) t();
+    EXPECT_EQ(answers.load(), 1) << key;
+    EXPECT_EQ(answered_on, std::this_thread::get_id()) << key;
+    if (std::string(key) == "posted") {
+      ASSERT_EQ(got.status, LookupStatus::hit) << key;
+      expect_same_generation(*sample_generation("p"), *got.entry.generation);
+    } else {
+      EXPECT_NE(got.status, LookupStatus::hit);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

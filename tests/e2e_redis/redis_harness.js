@@ -115,8 +115,8 @@ async function reserveRedis(testApi) {
 }
 
 // `count` reprox instances in front of one upstream, all with --redis
-// `redisUrl`; stopped after the test file.
-async function startInstances(testApi, redisUrl, count, extraArgs = []) {
+// `redisUrl` (and the TOML sections in `config`); stopped after the test file.
+async function startInstances(testApi, redisUrl, count, extraArgs = [], config = {}) {
   const upstream = await harness.startUpstream();
   const proxies = [];
   testApi.after(async () => {
@@ -124,7 +124,7 @@ async function startInstances(testApi, redisUrl, count, extraArgs = []) {
     await upstream.stop();
   });
   for (let i = 0; i < count; ++i)
-    proxies.push(await harness.startReprox(upstream, { args: ['--redis', redisUrl, ...extraArgs] }));
+    proxies.push(await harness.startReprox(upstream, { config, args: ['--redis', redisUrl, ...extraArgs] }));
   return { upstream, proxies };
 }
 

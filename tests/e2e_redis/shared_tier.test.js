@@ -5,13 +5,15 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const { chatBody, postChat, parseSse, stripMeta, sleep } = require('../e2e/harness.js');
-const { startRedis, startInstances } = require('./redis_harness.js');
+const { startRedis, startInstances, metricSum, waitFor } = require('./redis_harness.js');
 
 const ADMIN = 'e2e-admin-token';
 
 test('shared Redis tier across two instances', async (t) => {
   const redis = await startRedis(t);
-  const { upstream, proxies } = await startInstances(t, redis.url, 2, ['--admin-token', ADMIN]);
+  // [redis] from the config file: count the Redis tier every 100 ms.
+  const { upstream, proxies } = await startInstances(t, redis.url, 2, ['--admin-token', ADMIN],
+                                                     { redis: { stats_interval_ms: 100 } });
   const [a, b] = proxies;
 
   await t.test('a miss on A is a redis hit on B, then a memory hit', async () => {
@@ -75,7 +77,8 @@ test('shared Redis tier across two instances', async (t) => {
     });
     assert.strictEqual(purge.status, 200);
     const purged = await purge.json();
-    assert.ok(!('shared_tier' in purged), `Redis took the purge: ${JSON.stringify(purged)}`);
+    assert.strictEqual(purged.shared_tier, 'invalidated', `Redis took the purge: ${JSON.stringify(purged)}`);
+    assert.ok(Number.isInteger(purged.purged), JSON.stringify(purged));
 
     // At once: B checks Redis entries against the purge epochs in Redis.
     const after = await postChat(b, neverOnB);
@@ -84,5 +87,32 @@ test('shared Redis tier across two instances', async (t) => {
     // Redis lookup (just made above) or its idle poll (100 ms).
     const again = await postChat(b, cachedOnB);
     assert.strictEqual(again.cache, 'miss', 'B dropped its memory copy of a purged entry');
+  });
+
+  await t.test('reprox_cache_entries/bytes{tier="redis"} count the shared entries', async () => {
+    await fetch(`${a.base}/reprox/v1/purge`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ all: true }),
+    });
+    const keys = [];
+    for (const seed of [31, 32, 33]) {
+      const r = await postChat(a, chatBody({ seed }));
+      assert.strictEqual(r.cache, 'miss');
+      for (let i = 0; i < 100 && !redis.hasEntry(r.key); ++i) await sleep(20);
+      keys.push(r.key);
+    }
+    const bytes = keys.reduce((n, k) => n + Number(redis.cli('STRLEN', `reprox:v1:${k}`)), 0);
+    assert.ok(bytes > 0);
+    // Both instances count the same shared tier; the purged entries are not
+    // counted (and the count deletes them from Redis).
+    for (const p of [a, b]) {
+      const seen = await waitFor(async () => (await metricSum(p.base, 'reprox_cache_entries', { tier: 'redis' })) === 3 &&
+                                             (await metricSum(p.base, 'reprox_cache_bytes', { tier: 'redis' })) === bytes, 5000);
+      assert.ok(seen, `gauges on ${p.base}: entries ${await metricSum(p.base, 'reprox_cache_entries', { tier: 'redis' })}, ` +
+                      `bytes ${await metricSum(p.base, 'reprox_cache_bytes', { tier: 'redis' })}, want 3 / ${bytes}`);
+    }
+    const left = redis.cli('--scan', '--pattern', 'reprox:v1:*').split('\n')
+      .filter((k) => /^reprox:v1:[0-9a-f]{64}$/.test(k));
+    assert.deepStrictEqual(left.sort(), keys.map((k) => `reprox:v1:${k}`).sort(), 'stale entries were reclaimed');
   });
 });

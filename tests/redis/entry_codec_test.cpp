@@ -9,6 +9,26 @@
 namespace reprox {
 namespace {
 
+TEST(EntryCodec, ChecksumIsStandardCrc32) {
+  EXPECT_EQ(entry_crc32(""), 0x00000000u);
+  EXPECT_EQ(entry_crc32("123456789"), 0xCBF43926u);  // the CRC-32 check value
+  EXPECT_EQ(entry_crc32("The quick brown fox jumps over the lazy dog"), 0x414FA339u);
+  // Every length around the 8-byte stride agrees with the bit-by-bit form.
+  auto bitwise = [](const std::string& d) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (unsigned char b : d) {
+      c ^= b;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return c ^ 0xFFFFFFFFu;
+  };
+  std::string data;
+  for (int i = 0; i < 41; ++i) {
+    EXPECT_EQ(entry_crc32(data), bitwise(data)) << "length " << data.size();
+    data.push_back(char(i * 37 + 11));
+  }
+}
+
 TEST(EntryCodec, RoundTripsEveryField) {
   auto g = testing::sample_generation("round trip", 3);
   g->usage = Usage{-1, INT64_MAX, INT64_MIN};

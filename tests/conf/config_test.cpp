@@ -1,0 +1,108 @@
+// The TOML loader: the shipped conf/reprox.toml states the defaults, the
+// [redis] section reaches Config, and bad or unknown keys are errors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+
+#include "conf/config.hpp"
+
+namespace reprox {
+namespace {
+
+struct TempToml {
+  std::string path;
+  explicit TempToml(const std::string& text) {
+    char name[] = "/tmp/reprox-conf-test-XXXXXX";
+    int fd = mkstemp(name);
+    if (fd < 0) throw std::runtime_error("mkstemp");
+    close(fd);
+    path = name;
+    std::ofstream(path) << text;
+  }
+  ~TempToml() { std::remove(path.c_str()); }
+};
+
+std::string load_error(const std::string& text) {
+  TempToml file(text);
+  Config c;
+  try {
+    load_config_file(file.path, c);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigFile, ShippedFileStatesTheDefaults) {
+  Config loaded;
+  load_config_file(std::string(REPROX_SOURCE_DIR) + "/conf/reprox.toml", loaded);
+  Config d;
+  EXPECT_EQ(loaded.redis, d.redis);
+  EXPECT_EQ(loaded.redis_connect_timeout_ms, d.redis_connect_timeout_ms);
+  EXPECT_EQ(loaded.redis_command_timeout_ms, d.redis_command_timeout_ms);
+  EXPECT_EQ(loaded.redis_connections, d.redis_connections);
+  EXPECT_EQ(loaded.redis_queue_capacity, d.redis_queue_capacity);
+  EXPECT_EQ(loaded.redis_breaker_failures, d.redis_breaker_failures);
+  EXPECT_EQ(loaded.redis_breaker_cooldown_ms, d.redis_breaker_cooldown_ms);
+  EXPECT_EQ(loaded.redis_epoch_poll_ms, d.redis_epoch_poll_ms);
+  EXPECT_EQ(loaded.redis_lock_wait_ms, d.redis_lock_wait_ms);
+  EXPECT_EQ(loaded.redis_stats_interval_ms, d.redis_stats_interval_ms);
+  EXPECT_EQ(loaded.cache_bytes, d.cache_bytes);
+  EXPECT_EQ(loaded.cache_ttl, d.cache_ttl);
+  EXPECT_EQ(loaded.listen, d.listen);
+  // The issue's defaults: connect about 100 ms, command about 50 ms.
+  EXPECT_EQ(d.redis_connect_timeout_ms, 100);
+  EXPECT_EQ(d.redis_command_timeout_ms, 50);
+}
+
+TEST(ConfigFile, RedisSectionReachesConfig) {
+  TempToml file(R"([cache]
+redis = "redis://127.0.0.1:6400/2"
+[redis]
+connect_timeout_ms = 250
+command_timeout_ms = 20
+connections = 2
+queue_capacity = 64
+breaker_failures = 3
+breaker_cooldown_ms = 500
+epoch_poll_ms = 40
+lock_wait_ms = 0
+stats_interval_ms = 0
+)");
+  Config c;
+  load_config_file(file.path, c);
+  EXPECT_EQ(c.redis, "redis://127.0.0.1:6400/2");
+  EXPECT_EQ(c.redis_connect_timeout_ms, 250);
+  EXPECT_EQ(c.redis_command_timeout_ms, 20);
+  EXPECT_EQ(c.redis_connections, 2);
+  EXPECT_EQ(c.redis_queue_capacity, 64);
+  EXPECT_EQ(c.redis_breaker_failures, 3);
+  EXPECT_EQ(c.redis_breaker_cooldown_ms, 500);
+  EXPECT_EQ(c.redis_epoch_poll_ms, 40);
+  EXPECT_EQ(c.redis_lock_wait_ms, 0);
+  EXPECT_EQ(c.redis_stats_interval_ms, 0);
+}
+
+TEST(ConfigFile, UnknownKeysAreRejected) {
+  EXPECT_NE(load_error("[redis]\ncommand_timeout = 50\n").find("unknown key redis.command_timeout"), std::string::npos);
+  EXPECT_NE(load_error("[redis]\nurl = \"redis://x\"\n").find("unknown key redis.url"), std::string::npos);
+  EXPECT_NE(load_error("[cache]\nredis_pool = 4\n").find("unknown key cache.redis_pool"), std::string::npos);
+  EXPECT_NE(load_error("[rediss]\nconnections = 4\n").find("unknown key rediss.connections"), std::string::npos);
+  EXPECT_EQ(load_error("[redis]\nconnections = 8\n"), "");
+}
+
+TEST(ConfigFile, BadRedisValuesAreRejected) {
+  EXPECT_NE(load_error("[redis]\nconnections = 0\n").find("redis.connections must be an integer >= 1"), std::string::npos);
+  EXPECT_NE(load_error("[redis]\ncommand_timeout_ms = 0\n").find("redis.command_timeout_ms"), std::string::npos);
+  EXPECT_NE(load_error("[redis]\nconnect_timeout_ms = -5\n").find("redis.connect_timeout_ms"), std::string::npos);
+  EXPECT_NE(load_error("[redis]\nepoch_poll_ms = \"fast\"\n").find("redis.epoch_poll_ms"), std::string::npos);
+  EXPECT_NE(load_error("[redis]\nlock_wait_ms = -1\n").find("redis.lock_wait_ms must be a non-negative integer"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace reprox
