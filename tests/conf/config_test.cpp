@@ -54,9 +54,39 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.cache_bytes, d.cache_bytes);
   EXPECT_EQ(loaded.cache_ttl, d.cache_ttl);
   EXPECT_EQ(loaded.listen, d.listen);
+  EXPECT_EQ(loaded.kv_budget, d.kv_budget);
+  EXPECT_EQ(loaded.kv_block_size, d.kv_block_size);
+  EXPECT_EQ(loaded.kv_conversations_per_user, d.kv_conversations_per_user);
+  EXPECT_EQ(loaded.max_batch_size, d.max_batch_size);
+  EXPECT_EQ(loaded.max_step_tokens, d.max_step_tokens);
+  EXPECT_EQ(loaded.prefill_chunk, d.prefill_chunk);
+  EXPECT_EQ(loaded.working_kv, d.working_kv);
+  EXPECT_EQ(loaded.engine_queue, d.engine_queue);
   // The issue's defaults: connect about 100 ms, command about 50 ms.
   EXPECT_EQ(d.redis_connect_timeout_ms, 100);
   EXPECT_EQ(d.redis_command_timeout_ms, 50);
+}
+
+TEST(ConfigFile, EngineBatchingKeysReachConfig) {
+  TempToml file(R"([engine]
+kv_block_size = 32
+kv_conversations_per_user = 3
+max_batch_size = 8
+max_step_tokens = 1024
+prefill_chunk = 128
+working_kv = 268435456
+queue = 9
+)");
+  Config c;
+  load_config_file(file.path, c);
+  EXPECT_EQ(c.kv_block_size, 32);
+  EXPECT_EQ(c.kv_conversations_per_user, 3);
+  EXPECT_EQ(c.max_batch_size, 8);
+  EXPECT_EQ(c.max_step_tokens, 1024);
+  EXPECT_EQ(c.prefill_chunk, 128);
+  EXPECT_EQ(c.working_kv, 268435456u);
+  EXPECT_EQ(c.engine_queue, 9);
+  EXPECT_NE(load_error("[engine]\nmax_batch_sizes = 8\n").find("max_batch_sizes"), std::string::npos);
 }
 
 TEST(ConfigFile, RedisSectionReachesConfig) {
