@@ -59,6 +59,8 @@ const char* isa_name(Isa isa) {
 void set_num_threads(int threads) { internal::ThreadPool::instance().set_threads(threads); }
 int num_threads() { return internal::ThreadPool::instance().threads(); }
 
+void parallel_for(int tasks, const std::function<void(int)>& fn) { internal::ThreadPool::instance().run(tasks, fn); }
+
 const char* numeric_mode_id() { return "strict-v1:dot16-fma-tree,exp-t7,attn-2pass"; }
 
 void linear(const float* x, int64_t m, int64_t k, int64_t x_stride, const float* w, int64_t n, const float* bias,

@@ -19,6 +19,7 @@
 // reentrant across threads: the engine calls them from one thread, and they
 // fan out over the kernel thread pool themselves.
 #include <cstdint>
+#include <functional>
 
 namespace reprox::kernels {
 
@@ -40,6 +41,12 @@ const char* isa_name(Isa isa);
 // results do not depend on it.
 void set_num_threads(int threads);
 int num_threads();
+
+// Calls fn(i) once for each i in [0, tasks) on the kernel threads (the caller
+// included) and returns when all have finished; for independent per-row work
+// outside the kernels (e.g. sampling each sequence of a batch). fn must not
+// call back into the kernels.
+void parallel_for(int tasks, const std::function<void(int)>& fn);
 
 // Identifies the numeric mode for system_fingerprint; changes whenever a
 // kernel's operation sequence changes.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/kernels/kernels.hpp"
 #include "engine/model/model.hpp"
 #include "engine/runtime/choice_emitter.hpp"
 #include "engine/runtime/engine.hpp"
@@ -42,6 +43,13 @@ struct BatchRunner::Request {
   uint32_t unfinished;
   bool admitted_once = false;
   bool done = false;  // completed, failed or cancelled: its sequences go
+};
+
+struct BatchRunner::Draw {
+  Sequence* sequence = nullptr;
+  const float* logits = nullptr;  // a row of the pass's logits
+  SampleStatus status = SampleStatus::kOk;
+  SampleResult result;
 };
 
 struct BatchRunner::Sequence {
@@ -238,21 +246,32 @@ bool BatchRunner::step() {
   }
   const int64_t stride = logits.size(1);
   const float* base = logits.data_ptr<float>();
+  std::vector<Draw> draws;
   int64_t row = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].want_logits) continue;
     const float* l = base + (row++) * stride;
     Sequence& s = *rows[i];
     if (s.request->done) continue;
-    if (s.extra_choices > 0 && s.generated() == 0) fork(s, l);
-    sample(s, l);
+    if (s.extra_choices > 0 && s.generated() == 0) fork(s, l, draws);
+    draws.push_back(Draw{&s, l});
+  }
+  // Each sequence draws from its own sampler, so the draws run in parallel;
+  // their results are then emitted in order on this thread.
+  kernels::parallel_for(static_cast<int>(draws.size()), [&](int i) {
+    thread_local SamplerScratch scratch;
+    Draw& d = draws[static_cast<size_t>(i)];
+    d.status = d.sequence->sampler.sample(d.logits, &d.result, &scratch);
+  });
+  for (Draw& d : draws) {
+    if (!d.sequence->request->done) emit(*d.sequence, d);
   }
   remove_done();
   return true;
 }
 
-void BatchRunner::fork(Sequence& primary, const float* logits) {
-  // The other choices start from the prompt's KV and the same logits.
+void BatchRunner::fork(Sequence& primary, const float* logits, std::vector<Draw>& draws) {
+  // The other choices start from the prompt's KV and draw from the same logits.
   const int32_t extra = primary.extra_choices;
   primary.extra_choices = 0;
   for (int32_t c = 1; c <= extra; ++c) {
@@ -267,24 +286,22 @@ void BatchRunner::fork(Sequence& primary, const float* logits) {
       s->kv.k.push_back(primary.kv.k[l].clone());
       s->kv.v.push_back(primary.kv.v[l].clone());
     }
-    Sequence& sibling = *s;
+    draws.push_back(Draw{s.get(), logits});
     sequences_.push_back(std::move(s));
-    if (!sample(sibling, logits)) return;
   }
 }
 
-bool BatchRunner::sample(Sequence& s, const float* logits) {
-  thread_local SamplerScratch scratch;
+void BatchRunner::emit(Sequence& s, const Draw& d) {
   Request& r = *s.request;
-  SampleResult result;
-  if (s.sampler.sample(logits, &result, &scratch) != SampleStatus::kOk) {
+  if (d.status != SampleStatus::kOk) {
     fail(r, api::ApiError{500, "the model produced no finite logits", "server_error", "", "numeric_error"});
-    return false;
+    return;
   }
+  const SampleResult& result = d.result;
   ++r.usage.completion_tokens;
   if (std::find(stop_ids_.begin(), stop_ids_.end(), result.token) != stop_ids_.end()) {
     finish(s, "stop");
-    return true;
+    return;
   }
   bool stopped = false;
   if (auto event = s.emitter.token(result.token, result, &stopped)) r.out.event(s.choice, std::move(*event));
@@ -295,7 +312,6 @@ bool BatchRunner::sample(Sequence& s, const float* logits) {
   } else {
     s.tokens.push_back(result.token);
   }
-  return true;
 }
 
 void BatchRunner::finish(Sequence& s, const std::string& finish_reason) {

@@ -88,10 +88,11 @@ class BatchRunner {
   sched::SchedulerState scheduler_state();
   void preempt(Sequence& s);
   void admit(Sequence& s, int64_t start);
-  // Samples `s`'s next token from `logits` (vocab floats) and emits it;
-  // false when the request failed (non-finite logits).
-  bool sample(Sequence& s, const float* logits);
-  void fork(Sequence& primary, const float* logits);
+  struct Draw;
+  // Creates the other choices of `primary`'s request; each draws from `logits` too.
+  void fork(Sequence& primary, const float* logits, std::vector<Draw>& draws);
+  // Emits a drawn token: the next event, or the end of the choice.
+  void emit(Sequence& s, const Draw& d);
   void finish(Sequence& s, const std::string& finish_reason);
   void fail(Request& r, const api::ApiError& error);
   Sequence* find(sched::RequestId id);

@@ -1,6 +1,26 @@
 #include "internal/thread_pool.hpp"
 
+#include <chrono>
+
 namespace reprox::kernels::internal {
+namespace {
+
+constexpr std::chrono::microseconds kSpin{150};
+
+// Spins until done() or kSpin has passed; true if done() became true.
+template <typename Done>
+bool spin_until(const Done& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool& ThreadPool::instance() {
   static ThreadPool pool;
@@ -47,6 +67,7 @@ void ThreadPool::drain_tasks() {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
+    spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -74,6 +95,7 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& fn) {
   }
   wake_.notify_all();
   drain_tasks();
+  spin_until([&] { return unfinished_.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(lock, [&] { return unfinished_ == 0; });
   fn_ = nullptr;
