@@ -25,6 +25,7 @@ class NeedleTest : public BatchFixture {
     o.kv_budget_bytes = 4 << 20;
     o.working_kv_bytes = 1;  // clamped up to one full context (512 tokens): sequences get preempted
     o.prefill_chunk = 24;
+    o.threads = 2;  // kernel threads are process-wide: from here on every engine runs 2 (bits never depend on it)
     tight_ = new LocalBackend(o);
   }
   static void TearDownTestSuite() {
