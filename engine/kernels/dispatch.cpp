@@ -122,6 +122,12 @@ void causal_attention(const AttentionArgs& a) {
   const int64_t scratch = (a.q_offset + a.t + 15) / 16 * 16;
   void (*path)(const AttentionArgs&, int64_t, int64_t, float*) = internal::attention_scalar;
   if (active_isa() == Isa::kAvx512) path = internal::attention_avx512;
+  if (a.on_calling_thread) {
+    thread_local std::vector<float> scores;
+    if (static_cast<int64_t>(scores.size()) < scratch) scores.resize(static_cast<size_t>(scratch));
+    path(a, 0, items, scores.data());
+    return;
+  }
   const int64_t work = items * (a.q_offset + a.t) * a.head_dim;
   const int parts = work < (int64_t{1} << 15) ? 1 : static_cast<int>(std::min<int64_t>(num_threads(), items));
   internal::ThreadPool::instance().run(parts, [&](int i) {

@@ -111,6 +111,7 @@ struct AttentionArgs {
   int64_t kv_head_stride = 0;
   int64_t q_offset = 0;
   float* out = nullptr;
+  bool on_calling_thread = false;  // skip the kernel threads (e.g. inside parallel_for)
 };
 void causal_attention(const AttentionArgs& args);
 

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "forward_blocks.hpp"
+#include "kernels.hpp"
 #include "strict_ops.hpp"
 
 namespace reprox::engine::blocks {
@@ -22,6 +23,7 @@ void store_in_cache(const torch::Tensor& kv_new, torch::Tensor& cache, int64_t s
 torch::Tensor attend(const ModelConfig& c, torch::Tensor& q, torch::Tensor& k, const torch::Tensor& v,
                      const std::vector<StrictSegment>& segments, size_t layer, bool rope) {
   torch::Tensor out = torch::empty({q.size(0), c.n_heads * c.head_dim}, q.options());
+  std::vector<const StrictSegment*> decodes;  // one query each: run side by side below
   for (const StrictSegment& s : segments) {
     torch::Tensor qs = q.narrow(0, s.row, s.t);
     torch::Tensor ks = k.narrow(0, s.row, s.t);
@@ -31,9 +33,20 @@ torch::Tensor attend(const ModelConfig& c, torch::Tensor& q, torch::Tensor& k, c
     }
     store_in_cache(ks, s.kv->k[layer], s.start);
     store_in_cache(v.narrow(0, s.row, s.t), s.kv->v[layer], s.start);
-    strict_ops::causal_attention_into(qs, c.n_heads, c.head_dim, s.kv->k[layer], s.kv->v[layer], s.start,
-                                      out.narrow(0, s.row, s.t));
+    if (s.t == 1 && segments.size() > 1) {
+      decodes.push_back(&s);
+    } else {
+      strict_ops::causal_attention_into(qs, c.n_heads, c.head_dim, s.kv->k[layer], s.kv->v[layer], s.start,
+                                        out.narrow(0, s.row, s.t));
+    }
   }
+  // One kernel-thread fan-out for all the decodes instead of one each; the
+  // attention of a query is computed the same way on any thread.
+  kernels::parallel_for(static_cast<int>(decodes.size()), [&](int i) {
+    const StrictSegment& s = *decodes[static_cast<size_t>(i)];
+    strict_ops::causal_attention_into(q.narrow(0, s.row, 1), c.n_heads, c.head_dim, s.kv->k[layer], s.kv->v[layer],
+                                      s.start, out.narrow(0, s.row, 1), /*on_calling_thread=*/true);
+  });
   return out;
 }
 

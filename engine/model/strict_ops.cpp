@@ -81,7 +81,7 @@ torch::Tensor causal_attention(const torch::Tensor& q, int64_t n_heads, int64_t 
 }
 
 void causal_attention_into(const torch::Tensor& q, int64_t n_heads, int64_t head_dim, const torch::Tensor& k_cache,
-                           const torch::Tensor& v_cache, int64_t q_offset, torch::Tensor out) {
+                           const torch::Tensor& v_cache, int64_t q_offset, torch::Tensor out, bool on_calling_thread) {
   const int64_t t = q.size(0);
   kernels::AttentionArgs args;
   args.q = ptr(q);
@@ -96,6 +96,7 @@ void causal_attention_into(const torch::Tensor& q, int64_t n_heads, int64_t head
   args.kv_head_stride = k_cache.size(1) * head_dim;
   args.q_offset = q_offset;
   args.out = mut(out);
+  args.on_calling_thread = on_calling_thread;
   kernels::causal_attention(args);
 }
 

@@ -45,7 +45,9 @@ torch::Tensor causal_attention(const torch::Tensor& q, int64_t n_heads, int64_t 
                                const torch::Tensor& k_cache, const torch::Tensor& v_cache, int64_t q_offset);
 // The same, written into `out` [T, n_heads * head_dim] (a contiguous view,
 // e.g. a row range of a larger buffer). q may be a row range too.
+// on_calling_thread: run on this thread only (for calls made inside kernels::parallel_for).
 void causal_attention_into(const torch::Tensor& q, int64_t n_heads, int64_t head_dim, const torch::Tensor& k_cache,
-                           const torch::Tensor& v_cache, int64_t q_offset, torch::Tensor out);
+                           const torch::Tensor& v_cache, int64_t q_offset, torch::Tensor out,
+                           bool on_calling_thread = false);
 
 }  // namespace reprox::engine::strict_ops
