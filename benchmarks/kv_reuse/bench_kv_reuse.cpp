@@ -111,20 +111,8 @@ int main(int argc, char** argv) {
     t.out_dir = made;
     t.npm_fixtures_dir = REPROX_NPM_DIR;
     t.max_positions = 8192;
-    if (preset == "smollm2") {
-      // SmolLM2-135M's body (llama, 30 layers, GQA 9/3) with the Qwen3
-      // tokenizer (151k vocab, so a larger lm_head than SmolLM2's 49k): the
-      // llama2 fixture's tokenizer_config.json does not load here.
-      t.arch = "llama";
-      t.tokenizer_dir = default_tokenizer_dir("qwen3", REPROX_NPM_DIR);
-      t.hidden = 576;
-      t.layers = 30;
-      t.heads = 9;
-      t.kv_heads = 3;
-      t.intermediate = 1536;
-      t.tie_embeddings = true;
-    } else if (preset != "tiny") {
-      std::fprintf(stderr, "unknown preset %s\n", preset.c_str());
+    if (!apply_tiny_preset(preset, t)) {
+      std::fprintf(stderr, "unknown preset %s (tiny, smollm2)\n", preset.c_str());
       return 2;
     }
     make_tiny_model(t);

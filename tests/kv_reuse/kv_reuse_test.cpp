@@ -9,6 +9,7 @@
 #include <future>
 #include <unistd.h>
 
+#include "tests/support/chat_request_builder.hpp"
 #include "tests/support/collect_sink.hpp"
 #include "engine/runtime/engine.hpp"
 #include "engine/runtime/local_backend.hpp"
@@ -19,17 +20,7 @@ namespace {
 
 using Collect = testing_support::CollectSink;
 
-struct Sampling {
-  double temperature = 1.0;
-  double top_p = 1.0;
-  int64_t top_k = 0;
-  double presence_penalty = 0;
-  bool logprobs = false;
-  int64_t top_logprobs = 0;
-  int64_t n = 1;
-  int64_t max_tokens = 16;
-  int64_t seed = 1;
-};
+using testing_support::Sampling;
 
 Sampling mixed_sampling(int i) {
   Sampling s;
@@ -82,20 +73,7 @@ class KvReuseTest : public ::testing::Test {
 
   static std::shared_ptr<BackendRequest> request(LocalBackend* b, const std::vector<api::ChatMessage>& messages,
                                                  const Sampling& s, const std::string& tenant) {
-    auto r = std::make_shared<BackendRequest>();
-    r->chat.messages = messages;
-    r->chat.temperature = s.temperature;
-    r->chat.top_p = s.top_p;
-    r->chat.top_k = s.top_k;
-    r->chat.presence_penalty = s.presence_penalty;
-    r->chat.logprobs = s.logprobs;
-    r->chat.top_logprobs = s.top_logprobs;
-    r->chat.n = s.n;
-    r->model_id = b->models().front().id;
-    r->seed = s.seed;
-    r->max_tokens = s.max_tokens;
-    r->tenant = tenant;
-    return r;
+    return testing_support::chat_request(b->models().front().id, messages, s, tenant);
   }
 
   static std::shared_ptr<Collect> run(LocalBackend* b, std::shared_ptr<BackendRequest> r) {
@@ -110,10 +88,7 @@ class KvReuseTest : public ::testing::Test {
   }
 
   static api::ChatMessage message(const std::string& role, const std::string& content) {
-    api::ChatMessage m;
-    m.role = role;
-    m.content = json::Value(content);
-    return m;
+    return testing_support::chat_message(role, content);
   }
 
   struct TurnStats {

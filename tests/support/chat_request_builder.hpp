@@ -1,0 +1,54 @@
+#pragma once
+// Sampling settings and the BackendRequest they make, for engine tests.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proxy/backend/backend.hpp"
+
+namespace reprox::testing_support {
+
+struct Sampling {
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int64_t top_k = 0;
+  double presence_penalty = 0;
+  double frequency_penalty = 0;
+  bool logprobs = false;
+  int64_t top_logprobs = 0;
+  int64_t n = 1;
+  int64_t max_tokens = 16;
+  int64_t seed = 1;
+  std::vector<std::string> stop;
+};
+
+inline api::ChatMessage chat_message(const std::string& role, const std::string& content) {
+  api::ChatMessage m;
+  m.role = role;
+  m.content = json::Value(content);
+  return m;
+}
+
+inline std::shared_ptr<BackendRequest> chat_request(const std::string& model_id,
+                                                    const std::vector<api::ChatMessage>& messages, const Sampling& s,
+                                                    const std::string& tenant = "") {
+  auto r = std::make_shared<BackendRequest>();
+  r->chat.messages = messages;
+  r->chat.temperature = s.temperature;
+  r->chat.top_p = s.top_p;
+  r->chat.top_k = s.top_k;
+  r->chat.presence_penalty = s.presence_penalty;
+  r->chat.frequency_penalty = s.frequency_penalty;
+  r->chat.logprobs = s.logprobs;
+  r->chat.top_logprobs = s.top_logprobs;
+  r->chat.n = s.n;
+  r->chat.stop = s.stop;
+  r->model_id = model_id;
+  r->seed = s.seed;
+  r->max_tokens = s.max_tokens;
+  r->tenant = tenant;
+  return r;
+}
+
+}  // namespace reprox::testing_support
