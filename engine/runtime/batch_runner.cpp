@@ -254,7 +254,7 @@ bool BatchRunner::step() {
     Sequence& s = *rows[i];
     if (s.request->done) continue;
     if (s.extra_choices > 0 && s.generated() == 0) fork(s, l, draws);
-    draws.push_back(Draw{&s, l});
+    draws.push_back(Draw{&s, l, SampleStatus::kOk, {}});
   }
   // Each sequence draws from its own sampler, so the draws run in parallel;
   // their results are then emitted in order on this thread.
@@ -286,7 +286,7 @@ void BatchRunner::fork(Sequence& primary, const float* logits, std::vector<Draw>
       s->kv.k.push_back(primary.kv.k[l].clone());
       s->kv.v.push_back(primary.kv.v[l].clone());
     }
-    draws.push_back(Draw{s.get(), logits});
+    draws.push_back(Draw{s.get(), logits, SampleStatus::kOk, {}});
     sequences_.push_back(std::move(s));
   }
 }
