@@ -78,52 +78,6 @@ void rows_by_one(const GemmArgs& a, int64_t r_begin, int64_t n_begin, int64_t n_
   }
 }
 
-// 2 .. kSmallM-1 rows: like rows_by_one, but the 16-column weight tile is
-// walked in K chunks of kKChunk, each chunk serving every row while it sits
-// in L1 (a whole tile, 16 x K floats, outgrows L1 for K >= 512 and would be
-// read from L2 once per row). Each row's 16 accumulators are parked in
-// `acc` between chunks: storing and reloading a register is exact, and every
-// lane still accumulates its k in increasing order, so the bits are
-// rows_by_one's.
-constexpr int64_t kKChunk = 256;  // a multiple of 16
-
-void rows_by_one_k_blocked(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
-  __m512 acc[kSmallM][16];
-  for (int64_t c0 = n_begin; c0 < n_end; c0 += 16) {
-    const int64_t cols = std::min<int64_t>(16, n_end - c0);
-    const float* wc[16];
-    for (int c = 0; c < 16; ++c) wc[c] = a.w + (c0 + std::min<int64_t>(c, cols - 1)) * a.k;
-    for (int64_t r = 0; r < a.m; ++r)
-      for (int i = 0; i < 16; ++i) acc[r][i] = _mm512_setzero_ps();
-    for (int64_t k0 = 0; k0 < a.k; k0 += kKChunk) {
-      const int64_t k1 = std::min(a.k, k0 + kKChunk);
-      for (int64_t r = 0; r < a.m; ++r) {
-        const float* xr = a.x + r * a.x_stride;
-        __m512 t[16];
-        for (int i = 0; i < 16; ++i) t[i] = acc[r][i];
-        int64_t kk = k0;
-        for (; kk + 16 <= k1; kk += 16) {
-          const __m512 xv = _mm512_loadu_ps(xr + kk);
-          for (int c = 0; c < 16; ++c) t[acc_slot(c)] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(wc[c] + kk), t[acc_slot(c)]);
-        }
-        if (kk < k1) {  // the tail of K (last chunk only); zero-filled lanes add an exact +0
-          const __mmask16 m = avx512::head_mask(k1 - kk);
-          const __m512 xv = _mm512_maskz_loadu_ps(m, xr + kk);
-          for (int c = 0; c < 16; ++c)
-            t[acc_slot(c)] = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(m, wc[c] + kk), t[acc_slot(c)]);
-        }
-        for (int i = 0; i < 16; ++i) acc[r][i] = t[i];
-      }
-    }
-    const __mmask16 m = avx512::head_mask(cols);
-    for (int64_t r = 0; r < a.m; ++r) {
-      __m512 res = avx512::reduce16(acc[r]);
-      if (a.bias != nullptr) res = _mm512_add_ps(res, _mm512_maskz_loadu_ps(m, a.bias + c0));
-      _mm512_mask_storeu_ps(a.y + r * a.y_stride + c0, m, res);
-    }
-  }
-}
-
 }  // namespace
 
 void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
@@ -137,10 +91,6 @@ void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
         for (int64_t r = rb; r < rb_end; r += 4) run_tile<4>(a, r, 4, c, std::min<int64_t>(4, cb_end - c));
       }
     }
-  }
-  if (a.m >= 2 && a.m < kSmallM) {
-    rows_by_one_k_blocked(a, n_begin, n_end);
-    return;
   }
   if (full_rows < a.m) rows_by_one(a, full_rows, n_begin, n_end);
 }
