@@ -143,15 +143,10 @@ int main(int argc, char** argv) {
     reprox::engine::TinyModelOptions smol;
     smol.out_dir = work + "/smollm2-135m-shaped";
     smol.npm_fixtures_dir = REPROX_NPM_DIR;
-    smol.arch = "llama";
-    smol.hidden = 576;
-    smol.layers = 30;
-    smol.heads = 9;
-    smol.kv_heads = 3;
-    smol.intermediate = 1536;
+    reprox::engine::apply_tiny_preset("smollm2", smol);
+    smol.tokenizer_dir.clear();  // here: the llama tokenizer and SmolLM2's own 49k vocabulary and rope theta
     smol.vocab_size = 49152;
     smol.max_positions = 8192;
-    smol.tie_embeddings = true;
     smol.rope_theta = 100000.0;
     if (reprox::engine::run_make_tiny_model(smol) != 0) return 1;
     bench("SmolLM2-135M-shaped llama (random)", smol.out_dir, bandwidth, threads, reps);
