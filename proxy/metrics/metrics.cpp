@@ -32,6 +32,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   kv_evictions_ = &BuildCounter().Name("reprox_kv_evictions_total").Help("KV cache evictions (LRU, budget or per-user limit)").Register(*registry_).Add({});
   kv_lookups_ = &BuildCounter().Name("reprox_kv_lookups_total").Help("KV prefix lookups").Register(*registry_).Add({});
   kv_hits_ = &BuildCounter().Name("reprox_kv_hits_total").Help("KV prefix lookups that reused at least one block").Register(*registry_).Add({});
+  batch_running_ = &BuildGauge().Name("reprox_engine_running_sequences").Help("Engine sequences (choices) with KV in the batch").Register(*registry_).Add({});
+  batch_waiting_ = &BuildGauge().Name("reprox_engine_waiting_sequences").Help("Engine sequences waiting for admission").Register(*registry_).Add({});
+  batch_passes_ = &BuildCounter().Name("reprox_engine_passes_total").Help("Engine model passes (one per batch step)").Register(*registry_).Add({});
+  batch_rows_ = &BuildCounter().Name("reprox_engine_batch_rows_total").Help("Sequences computed, summed over engine passes").Register(*registry_).Add({});
+  batch_preemptions_ = &BuildCounter().Name("reprox_engine_preemptions_total").Help("Sequences preempted for KV working memory").Register(*registry_).Add({});
   auto& audits = BuildCounter().Name("reprox_repro_audits_total").Help("Reproducibility audits by result").Register(*registry_);
   audit_match_ = &audits.Add({{"result", "match"}});
   audit_mismatch_ = &audits.Add({{"result", "mismatch"}});
@@ -111,6 +116,19 @@ void Metrics::kv_state(double bytes_held, double cached_blocks, double evictions
   for (int i = 0; i < 3; ++i) {
     if (totals[i] > kv_seen_[i]) counters[i]->Increment(totals[i] - kv_seen_[i]);
     kv_seen_[i] = std::max(kv_seen_[i], totals[i]);
+  }
+}
+
+void Metrics::batch_state(double running, double waiting, double passes_total, double rows_total,
+                          double preemptions_total) {
+  batch_running_->Set(running);
+  batch_waiting_->Set(waiting);
+  std::lock_guard lock(mutex_);
+  prometheus::Counter* counters[3] = {batch_passes_, batch_rows_, batch_preemptions_};
+  double totals[3] = {passes_total, rows_total, preemptions_total};
+  for (int i = 0; i < 3; ++i) {
+    if (totals[i] > batch_seen_[i]) counters[i]->Increment(totals[i] - batch_seen_[i]);
+    batch_seen_[i] = std::max(batch_seen_[i], totals[i]);
   }
 }
 

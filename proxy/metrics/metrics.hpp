@@ -36,6 +36,11 @@ class Metrics {
   void kv_state(double bytes_held, double cached_blocks, double evictions_total, double lookups_total,
                 double hits_total);
 
+  // The engine's continuous batching, refreshed before each scrape: sequences
+  // running and waiting now, and totals of model passes, rows computed in
+  // them (rows / passes = mean batch size) and preemptions.
+  void batch_state(double running, double waiting, double passes_total, double rows_total, double preemptions_total);
+
   std::string render() const;  // Prometheus text format
 
  private:
@@ -59,6 +64,12 @@ class Metrics {
   prometheus::Counter* kv_lookups_;
   prometheus::Counter* kv_hits_;
   double kv_seen_[3] = {0, 0, 0};  // evictions, lookups, hits already counted
+  prometheus::Gauge* batch_running_;
+  prometheus::Gauge* batch_waiting_;
+  prometheus::Counter* batch_passes_;
+  prometheus::Counter* batch_rows_;
+  prometheus::Counter* batch_preemptions_;
+  double batch_seen_[3] = {0, 0, 0};  // passes, rows, preemptions already counted
   prometheus::Counter* audit_match_;
   prometheus::Counter* audit_mismatch_;
   prometheus::Counter* hit_;

@@ -96,7 +96,18 @@ test('concurrent load: 12 different requests at once answer byte for byte as eac
       return JSON.stringify({ choices: data.choices, prompt_tokens, completion_tokens, total_tokens,
         fp: data.system_fingerprint });
     });
+  const metric = async (name) => {
+    const text = await (await fetch(client.baseURL.replace(/\/v1$/, '') + '/metrics')).text();
+    const m = new RegExp('^' + name + ' ([0-9.e+]+)$', 'm').exec(text);
+    assert.ok(m, `${name} is exported`);
+    return Number(m[1]);
+  };
+  const passes0 = await metric('reprox_engine_passes_total'), rows0 = await metric('reprox_engine_batch_rows_total');
   const together = await Promise.all(bodies.map(ask));
+  const passes = await metric('reprox_engine_passes_total') - passes0;
+  const rows = await metric('reprox_engine_batch_rows_total') - rows0;
+  assert.ok(rows > passes, `the 12 requests shared passes (${rows} rows in ${passes} passes)`);
+  assert.equal(await metric('reprox_engine_running_sequences'), 0);
   for (let i = 0; i < bodies.length; i++) {
     assert.equal(await ask(bodies[i]), together[i], `request ${i}`);
   }
