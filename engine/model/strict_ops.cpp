@@ -73,13 +73,6 @@ std::pair<torch::Tensor, torch::Tensor> rope_tables(const torch::Tensor& inv_fre
   return {cos, sin};
 }
 
-torch::Tensor causal_attention(const torch::Tensor& q, int64_t n_heads, int64_t head_dim,
-                               const torch::Tensor& k_cache, const torch::Tensor& v_cache, int64_t q_offset) {
-  torch::Tensor out = torch::empty({q.size(0), n_heads * head_dim}, q.options());
-  causal_attention_into(q, n_heads, head_dim, k_cache, v_cache, q_offset, out);
-  return out;
-}
-
 void causal_attention_into(const torch::Tensor& q, int64_t n_heads, int64_t head_dim, const torch::Tensor& k_cache,
                            const torch::Tensor& v_cache, int64_t q_offset, torch::Tensor out, bool on_calling_thread) {
   const int64_t t = q.size(0);

@@ -40,11 +40,9 @@ std::pair<torch::Tensor, torch::Tensor> rope_tables(const torch::Tensor& inv_fre
 
 // q [T, n_heads * head_dim] (after RoPE); k_cache, v_cache [n_kv_heads,
 // capacity, head_dim] holding positions 0..q_offset+T-1. Query i sits at
-// position q_offset + i. -> [T, n_heads * head_dim]
-torch::Tensor causal_attention(const torch::Tensor& q, int64_t n_heads, int64_t head_dim,
-                               const torch::Tensor& k_cache, const torch::Tensor& v_cache, int64_t q_offset);
-// The same, written into `out` [T, n_heads * head_dim] (a contiguous view,
-// e.g. a row range of a larger buffer). q may be a row range too.
+// position q_offset + i. The result goes into `out` [T, n_heads * head_dim]
+// (a contiguous view, e.g. a row range of a larger buffer); q may be a row
+// range too.
 // on_calling_thread: run on this thread only (for calls made inside kernels::parallel_for).
 void causal_attention_into(const torch::Tensor& q, int64_t n_heads, int64_t head_dim, const torch::Tensor& k_cache,
                            const torch::Tensor& v_cache, int64_t q_offset, torch::Tensor out,

@@ -99,8 +99,6 @@ void BatchRunner::add(EngineJob job) {
   sequences_.push_back(std::move(s));
 }
 
-bool BatchRunner::idle() const { return sequences_.empty(); }
-
 size_t BatchRunner::waiting_requests() const {
   size_t n = 0;
   for (const auto& s : sequences_) n += !s->running && !s->request->admitted_once ? 1 : 0;
@@ -185,10 +183,7 @@ void BatchRunner::admit(Sequence& s, int64_t start) {
   // so the memory held stays within 2x of the blocks the scheduler counts.
   const int64_t soon = std::max<int64_t>(static_cast<int64_t>(s.tokens.size()) + config_.schedule.block_size, start);
   s.kv = model_.new_cache(std::min(soon, s.prompt_len + s.request->job.max_tokens));
-  if (kv_reuse_) {
-    KvLease lease = kv_reuse_->acquire(s.tenant(), s.tokens, s.kv);  // copies the prefix in
-    kv_reuse_->release(lease);
-  }
+  if (kv_reuse_) kv_reuse_->copy_prefix(s.tenant(), s.tokens, s.kv);
   if (s.kv.length > start) s.kv.truncate(start);
   Request& r = *s.request;
   if (!r.admitted_once) {

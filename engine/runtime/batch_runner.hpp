@@ -75,7 +75,6 @@ class BatchRunner {
   // Runs one step. False when there was nothing to do.
   bool step();
 
-  bool idle() const;
   size_t waiting_requests() const;  // requests not yet admitted
   size_t running_sequences() const;
   BatchStats stats() const;

@@ -78,21 +78,18 @@ int64_t KvReuse::cached_prefix(const std::string& tenant, const std::vector<int3
   return manager_ ? manager_->match_prefix(tenant, tokens).cached_tokens : 0;
 }
 
-KvLease KvReuse::acquire(const std::string& tenant, const std::vector<int32_t>& prompt, KvCache& kv) {
-  KvLease lease;
-  if (!manager_) return lease;
-  kv::PrefixMatch m = manager_->acquire_prefix(tenant, prompt);
-  if (m.blocks.empty()) return lease;
-  if (kv.capacity() < m.cached_tokens || kv.k.size() != k_pool_.size()) {
-    manager_->unlock(m.blocks);  // cannot happen with a cache sized for the prompt
-    return lease;
+int64_t KvReuse::copy_prefix(const std::string& tenant, const std::vector<int32_t>& tokens, KvCache& kv) {
+  if (!manager_) return 0;
+  kv::PrefixMatch m = manager_->acquire_prefix(tenant, tokens);  // locks while copying, counts the lookup
+  if (m.blocks.empty()) return 0;
+  int64_t copied = 0;
+  if (kv.capacity() >= m.cached_tokens && kv.k.size() == k_pool_.size()) {  // always, for a cache sized for tokens
+    c10::InferenceMode guard;
+    copy_in(m.blocks, kv);
+    kv.length = copied = m.cached_tokens;
   }
-  c10::InferenceMode guard;
-  copy_in(m.blocks, kv);
-  kv.length = m.cached_tokens;
-  lease.blocks = std::move(m.blocks);
-  lease.cached_tokens = m.cached_tokens;
-  return lease;
+  manager_->unlock(m.blocks);
+  return copied;
 }
 
 int32_t KvReuse::keep(const std::string& tenant, const std::vector<int32_t>& tokens, const KvCache& kv) {
@@ -119,12 +116,6 @@ int32_t KvReuse::keep(const std::string& tenant, const std::vector<int32_t>& tok
   }
   manager_->unlock(table);
   return adopted;
-}
-
-void KvReuse::release(KvLease& lease) {
-  if (manager_ && !lease.blocks.empty()) manager_->unlock(lease.blocks);
-  lease.blocks.clear();
-  lease.cached_tokens = 0;
 }
 
 kv::KvCounters KvReuse::counters() const { return manager_ ? manager_->counters() : kv::KvCounters{}; }

@@ -5,7 +5,7 @@
 // Storage: per layer, K and V pools [pool_blocks, n_kv_heads, block_size,
 // head_dim] in the model's KV dtype and device; block id b is row b. A job
 // still computes into its own contiguous KvCache ([n_kv_heads, capacity,
-// head_dim] per layer): acquire() copies the matched blocks into positions
+// head_dim] per layer): copy_prefix() copies the matched blocks into positions
 // [0, cached_tokens) of it, keep() copies the full blocks of a finished
 // sequence out of it.
 //
@@ -35,12 +35,6 @@ struct KvReuseOptions {
   int32_t max_conversations_per_tenant = 10;
 };
 
-// The blocks one job holds from acquire() until release().
-struct KvLease {
-  std::vector<kv::BlockId> blocks;
-  int64_t cached_tokens = 0;
-};
-
 class KvReuse {
  public:
   // `layout`: an empty cache from Model::new_cache, giving layers, heads,
@@ -54,15 +48,16 @@ class KvReuse {
   // KV bytes of one token over all layers, keys and values.
   int64_t bytes_per_token() const { return bytes_per_token_; }
 
-  // Tokens of `tokens` that acquire() would find cached now (whole blocks,
+  // Tokens of `tokens` that copy_prefix() would find cached now (whole blocks,
   // at least one token left over); locks and counts nothing. 0 when off.
   int64_t cached_prefix(const std::string& tenant, const std::vector<int32_t>& tokens);
 
-  // Locks the longest cached prefix of `prompt` for `tenant` (whole blocks,
-  // at least one prompt token left to compute), copies it into positions
-  // [0, cached_tokens) of `kv` (capacity must cover it) and sets kv.length.
-  // An empty lease (and kv untouched) when reuse is off or nothing matches.
-  KvLease acquire(const std::string& tenant, const std::vector<int32_t>& prompt, KvCache& kv);
+  // Copies the longest cached prefix of `tokens` for `tenant` (whole blocks,
+  // at least one token left to compute) into positions [0, cached) of `kv`
+  // (capacity must cover it), sets kv.length and counts the lookup. Returns
+  // the tokens copied: 0 (kv untouched) when reuse is off or nothing matches.
+  // The blocks stay cached; the copy needs no hold on them afterwards.
+  int64_t copy_prefix(const std::string& tenant, const std::vector<int32_t>& tokens, KvCache& kv);
 
   // Stores the full blocks of `tokens` (whose KV is positions [0,
   // tokens.size()) of `kv`) that the cache does not hold yet, for `tenant`.
@@ -70,8 +65,6 @@ class KvReuse {
   // pool has no room. Returns the blocks the cache adopted.
   int32_t keep(const std::string& tenant, const std::vector<int32_t>& tokens, const KvCache& kv);
 
-  // Lets go of the lease's blocks (they stay cached); empties the lease.
-  void release(KvLease& lease);
 
   kv::KvCounters counters() const;
 
