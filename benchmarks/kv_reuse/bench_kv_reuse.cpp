@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <future>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "engine/runtime/engine.hpp"
@@ -106,16 +105,8 @@ int main(int argc, char** argv) {
   }
   std::string made;
   if (model_dir.empty()) {
-    made = (std::filesystem::temp_directory_path() / ("reprox-bench-kv-" + std::to_string(::getpid()))).string();
-    TinyModelOptions t;
-    t.out_dir = made;
-    t.npm_fixtures_dir = REPROX_NPM_DIR;
-    t.max_positions = 8192;
-    if (!apply_tiny_preset(preset, t)) {
-      std::fprintf(stderr, "unknown preset %s (tiny, smollm2)\n", preset.c_str());
-      return 2;
-    }
-    make_tiny_model(t);
+    made = make_preset_model(preset, "bench-kv", 8192, REPROX_NPM_DIR);
+    if (made.empty()) return 2;
     model_dir = made;
   }
   EngineOptions o;

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "random_normal.hpp"
 #include "safetensors.hpp"
 #include "tiny_tokenizer.hpp"
@@ -199,6 +201,20 @@ bool apply_tiny_preset(const std::string& name, TinyModelOptions& o) {
   o.intermediate = 1536;
   o.tie_embeddings = true;
   return true;
+}
+
+std::string make_preset_model(const std::string& preset, const std::string& tag, int64_t max_positions,
+                              const std::string& npm_fixtures_dir) {
+  TinyModelOptions t;
+  t.npm_fixtures_dir = npm_fixtures_dir;
+  t.max_positions = max_positions;
+  if (!apply_tiny_preset(preset, t)) {
+    std::cerr << "unknown preset " << preset << " (tiny, smollm2)\n";
+    return "";
+  }
+  t.out_dir = (std::filesystem::temp_directory_path() / ("reprox-" + tag + "-" + std::to_string(::getpid()))).string();
+  make_tiny_model(t);
+  return t.out_dir;
 }
 
 std::string default_tokenizer_dir(const std::string& arch, const std::string& npm_fixtures_dir) {

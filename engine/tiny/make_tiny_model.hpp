@@ -49,4 +49,10 @@ std::string default_tokenizer_dir(const std::string& arch, const std::string& np
 // load). False for an unknown name.
 bool apply_tiny_preset(const std::string& name, TinyModelOptions& o);
 
+// For benchmarks: makes `preset` with `max_positions` in a fresh folder
+// <temp dir>/reprox-<tag>-<pid> and returns its path ("" for an unknown
+// preset, after saying so on stderr). Throws like make_tiny_model.
+std::string make_preset_model(const std::string& preset, const std::string& tag, int64_t max_positions,
+                              const std::string& npm_fixtures_dir);
+
 }  // namespace reprox::engine

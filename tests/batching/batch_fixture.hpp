@@ -53,14 +53,7 @@ inline std::string random_text(std::mt19937& rng, int words) {
 class BatchFixture : public ::testing::Test {
  protected:
   static std::string make_model(const std::string& name) {
-    const std::string dir =
-        (std::filesystem::temp_directory_path() / ("reprox-" + name + "-" + std::to_string(::getpid()))).string();
-    TinyModelOptions t;
-    t.out_dir = dir;
-    t.npm_fixtures_dir = REPROX_NPM_FIXTURES_DIR;
-    t.max_positions = 512;
-    make_tiny_model(t);
-    return dir;
+    return make_preset_model("tiny", name, 512, REPROX_NPM_FIXTURES_DIR);
   }
 
   static std::shared_ptr<BackendRequest> request(LocalBackend& b, const std::string& text, const Sampling& s,

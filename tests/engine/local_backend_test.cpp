@@ -18,12 +18,7 @@ using Collect = testing_support::CollectSink;
 class LocalBackendTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((std::filesystem::temp_directory_path() / ("reprox-local-" + std::to_string(::getpid()))).string());
-    TinyModelOptions t;
-    t.out_dir = *dir_;
-    t.npm_fixtures_dir = REPROX_NPM_FIXTURES_DIR;
-    t.max_positions = 96;
-    make_tiny_model(t);
+    dir_ = new std::string(make_preset_model("tiny", "local", 96, REPROX_NPM_FIXTURES_DIR));
     EngineOptions o;
     o.model_dir = *dir_;
     o.queue_capacity = 2;

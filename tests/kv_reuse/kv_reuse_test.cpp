@@ -46,12 +46,7 @@ const char* kUserTurns[] = {
 class KvReuseTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((std::filesystem::temp_directory_path() / ("reprox-kv-reuse-" + std::to_string(::getpid()))).string());
-    TinyModelOptions t;
-    t.out_dir = *dir_;
-    t.npm_fixtures_dir = REPROX_NPM_FIXTURES_DIR;
-    t.max_positions = 1024;
-    make_tiny_model(t);
+    dir_ = new std::string(make_preset_model("tiny", "kv-reuse", 1024, REPROX_NPM_FIXTURES_DIR));
     EngineOptions o;
     o.model_dir = *dir_;
     o.kv_budget_bytes = 0;
