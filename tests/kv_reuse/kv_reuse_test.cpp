@@ -211,5 +211,23 @@ TEST_F(KvReuseTest, NoReuseWithoutABudget) {
   EXPECT_EQ(plain_->engine().kv_counters().lookups, 0u);
 }
 
+TEST_F(KvReuseTest, TheFastModeNeverReusesKv) {
+  // libtorch's kernels make a reused position differ in low-order bits from
+  // a recomputed one, so the fast mode turns reuse off whatever the budget.
+  EngineOptions o;
+  o.model_dir = *dir_;
+  o.numeric_mode = "fast";
+  o.kv_budget_bytes = 64ll << 20;
+  LocalBackend fast(o);
+  Sampling s;
+  s.temperature = 0;
+  s.max_tokens = 4;
+  std::vector<api::ChatMessage> messages{message("user", kUserTurns[0])};
+  run(&fast, request(&fast, messages, s, "t"));
+  auto again = run(&fast, request(&fast, messages, s, "t"));
+  EXPECT_EQ(again->usage.cached_tokens, 0);
+  EXPECT_EQ(fast.engine().kv_counters().lookups, 0u);
+}
+
 }  // namespace
 }  // namespace reprox::engine
