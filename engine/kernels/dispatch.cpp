@@ -63,26 +63,65 @@ void parallel_for(int tasks, const std::function<void(int)>& fn) { internal::Thr
 
 const char* numeric_mode_id() { return "strict-v1:dot16-fma-tree,exp-t7,attn-2pass"; }
 
+namespace {
+
+using GemmPath = void (*)(const internal::GemmArgs&, int64_t, int64_t);
+
+GemmPath gemm_path() {
+  if (active_isa() == Isa::kAvx512) return internal::gemm_avx512;
+  if (active_isa() == Isa::kAvx2) return internal::gemm_avx2;
+  return internal::gemm_scalar;
+}
+
+// Runs every GEMM in `gemms` (same x) in one fan-out. The columns of all of
+// them, in 16-column units, are cut into a few more tasks than threads so
+// that a slow thread does not hold the others up. Column split only: every
+// element is computed the same way whichever thread owns it, so the bits do
+// not depend on the split. Small problems stay on the calling thread.
+void run_gemms(const internal::GemmArgs* gemms, int count) {
+  const GemmPath path = gemm_path();
+  int64_t units = 0, flops = 0;
+  for (int g = 0; g < count; ++g) {
+    units += (gemms[g].n + 15) / 16;
+    flops += gemms[g].m * gemms[g].n * gemms[g].k;
+  }
+  if (units == 0) return;
+  const int threads = num_threads();
+  const int parts = flops < (int64_t{1} << 17) || threads <= 1
+                        ? 1
+                        : static_cast<int>(std::min<int64_t>(units, int64_t{4} * threads));
+  auto run_part = [&](int i) {
+    const int64_t u_begin = split_point(units, parts, 1, i), u_end = split_point(units, parts, 1, i + 1);
+    int64_t base = 0;  // first unit of gemms[g]
+    for (int g = 0; g < count && base < u_end; ++g) {
+      const int64_t g_units = (gemms[g].n + 15) / 16;
+      const int64_t lo = std::max(u_begin, base) - base, hi = std::min(u_end, base + g_units) - base;
+      if (lo < hi && gemms[g].m > 0) path(gemms[g], lo * 16, std::min(gemms[g].n, hi * 16));
+      base += g_units;
+    }
+  };
+  if (parts == 1) {
+    run_part(0);
+    return;
+  }
+  internal::ThreadPool::instance().run(parts, run_part);
+}
+
+}  // namespace
+
 void linear(const float* x, int64_t m, int64_t k, int64_t x_stride, const float* w, int64_t n, const float* bias,
             float* y, int64_t y_stride) {
   if (m <= 0 || n <= 0) return;
   const internal::GemmArgs args{x, m, k, x_stride, w, n, bias, y, y_stride};
-  void (*path)(const internal::GemmArgs&, int64_t, int64_t) = internal::gemm_scalar;
-  if (active_isa() == Isa::kAvx512) path = internal::gemm_avx512;
-  else if (active_isa() == Isa::kAvx2) path = internal::gemm_avx2;
-  // Column split only: every element is computed the same way whichever
-  // thread owns it. Small problems stay on the calling thread.
-  const int64_t flops = m * n * k;
-  int parts = static_cast<int>(std::min<int64_t>(num_threads(), (n + 15) / 16));
-  if (flops < (int64_t{1} << 17)) parts = 1;
-  if (parts <= 1) {
-    path(args, 0, n);
-    return;
-  }
-  internal::ThreadPool::instance().run(parts, [&](int i) {
-    const int64_t begin = split_point(n, parts, 16, i), end = split_point(n, parts, 16, i + 1);
-    if (begin < end) path(args, begin, end);
-  });
+  run_gemms(&args, 1);
+}
+
+void linear_many(const float* x, int64_t m, int64_t k, const Projection* outs, int count) {
+  if (m <= 0 || count <= 0) return;
+  std::vector<internal::GemmArgs> gemms;
+  gemms.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) gemms.push_back({x, m, k, k, outs[i].w, outs[i].n, outs[i].bias, outs[i].y, outs[i].n});
+  run_gemms(gemms.data(), count);
 }
 
 void linear(const float* x, int64_t m, int64_t k, const float* w, int64_t n, const float* bias, float* y) {

@@ -63,6 +63,19 @@ void linear(const float* x, int64_t m, int64_t k, int64_t x_stride, const float*
 // Contiguous convenience form (x_stride = k, y_stride = n).
 void linear(const float* x, int64_t m, int64_t k, const float* w, int64_t n, const float* bias, float* y);
 
+// One of several projections of the same x for linear_many(): w contiguous
+// [n, k], bias [n] or nullptr, y contiguous [m, n].
+struct Projection {
+  const float* w;
+  int64_t n;
+  const float* bias;
+  float* y;
+};
+// y_i = linear(x, m, k, w_i, n_i, bias_i) for each of `count` projections of
+// the contiguous x [m, k], in one fan-out over the kernel threads (fewer
+// wake-ups than separate calls; the same bits).
+void linear_many(const float* x, int64_t m, int64_t k, const Projection* outs, int count);
+
 // y[r, :] = x[r, :] * (1 / sqrt(dot(x_r, x_r, d) / d + eps)) * weight, rows contiguous
 // [rows, d]; y may alias x. Per element: (x * inv_rms) * weight, two roundings.
 void rms_norm(const float* x, int64_t rows, int64_t d, const float* weight, float eps, float* y);

@@ -55,9 +55,10 @@ torch::Tensor attend(const ModelConfig& c, torch::Tensor& q, torch::Tensor& k, c
 torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
                            const std::vector<StrictSegment>& segments, size_t layer) {
   const torch::Tensor h = strict_ops::rms_norm(x, l.attn_norm_w, c.norm_eps);  // [R, H]
-  torch::Tensor q = strict_ops::linear(h, l.wq, l.bq);                        // [R, Nq*D]
-  torch::Tensor k = strict_ops::linear(h, l.wk, l.bk);                        // [R, Nkv*D]
-  const torch::Tensor v = strict_ops::linear(h, l.wv, l.bv);                  // [R, Nkv*D]
+  std::vector<torch::Tensor> qkv = strict_ops::linear_many(h, {{l.wq, l.bq}, {l.wk, l.bk}, {l.wv, l.bv}});
+  torch::Tensor& q = qkv[0];  // [R, Nq*D]
+  torch::Tensor& k = qkv[1];  // [R, Nkv*D]
+  const torch::Tensor& v = qkv[2];  // [R, Nkv*D]
   if (c.qk_norm) {
     strict_ops::rms_norm_heads_(q, c.head_dim, l.q_norm, c.norm_eps);
     strict_ops::rms_norm_heads_(k, c.head_dim, l.k_norm, c.norm_eps);
@@ -66,8 +67,9 @@ torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const to
   torch::Tensor x1 = strict_ops::linear(attn, l.wo, l.bo);
   x1.add_(x);
   const torch::Tensor h2 = strict_ops::rms_norm(x1, l.mlp_norm_w, c.norm_eps);
-  torch::Tensor gate = strict_ops::linear(h2, l.w_gate, l.b_gate);  // [R, I]
-  strict_ops::silu_mul_(gate, strict_ops::linear(h2, l.w_up, l.b_up));
+  std::vector<torch::Tensor> gate_up = strict_ops::linear_many(h2, {{l.w_gate, l.b_gate}, {l.w_up, l.b_up}});
+  torch::Tensor& gate = gate_up[0];  // [R, I]
+  strict_ops::silu_mul_(gate, gate_up[1]);
   torch::Tensor out = strict_ops::linear(gate, l.w_down, l.b_down);
   out.add_(x1);
   return out;
@@ -76,9 +78,10 @@ torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const to
 torch::Tensor gpt2_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
                           const std::vector<StrictSegment>& segments, size_t layer) {
   const torch::Tensor h = strict_ops::layer_norm(x, l.attn_norm_w, l.attn_norm_b, c.norm_eps);
-  torch::Tensor q = strict_ops::linear(h, l.wq, l.bq);  // [R, Nq*D]
-  torch::Tensor k = strict_ops::linear(h, l.wk, l.bk);
-  const torch::Tensor v = strict_ops::linear(h, l.wv, l.bv);
+  std::vector<torch::Tensor> qkv = strict_ops::linear_many(h, {{l.wq, l.bq}, {l.wk, l.bk}, {l.wv, l.bv}});
+  torch::Tensor& q = qkv[0];  // [R, Nq*D]
+  torch::Tensor& k = qkv[1];  // [R, Nkv*D]
+  const torch::Tensor& v = qkv[2];  // [R, Nkv*D]
   const torch::Tensor attn = attend(c, q, k, v, segments, layer, /*rope=*/false);
   torch::Tensor x1 = strict_ops::linear(attn, l.wo, l.bo);
   x1.add_(x);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -20,6 +21,20 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
   torch::Tensor y = torch::empty({rows, out}, x.options());
   kernels::linear(ptr(x), rows, in, ptr(weight), out, ptr(bias), mut(y));
   return y;
+}
+
+std::vector<torch::Tensor> linear_many(const torch::Tensor& x, std::initializer_list<WeightRef> weights) {
+  const int64_t rows = x.size(0), in = x.size(1);
+  std::vector<torch::Tensor> ys;
+  std::vector<kernels::Projection> outs;
+  ys.reserve(weights.size());
+  outs.reserve(weights.size());
+  for (const WeightRef& wr : weights) {
+    ys.push_back(torch::empty({rows, wr.weight.size(0)}, x.options()));
+    outs.push_back({ptr(wr.weight), wr.weight.size(0), ptr(wr.bias), mut(ys.back())});
+  }
+  kernels::linear_many(ptr(x), rows, in, outs.data(), static_cast<int>(outs.size()));
+  return ys;
 }
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {

@@ -7,6 +7,8 @@
 // strict mode otherwise). Activations use the [T, heads * D] layout of the
 // projection outputs: no transposes, RoPE and q/k norms run in place on it.
 #include <cstdint>
+#include <initializer_list>
+#include <vector>
 
 #include <torch/types.h>
 
@@ -14,6 +16,14 @@ namespace reprox::engine::strict_ops {
 
 // x [T, in], weight [out, in], bias [out] or undefined -> [T, out]
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+// Several projections of the same x [T, in] in one kernel fan-out: one
+// [T, out_i] per weight, bitwise equal to separate linear() calls.
+struct WeightRef {
+  const torch::Tensor& weight;  // [out_i, in]
+  const torch::Tensor& bias;    // [out_i] or undefined
+};
+std::vector<torch::Tensor> linear_many(const torch::Tensor& x, std::initializer_list<WeightRef> weights);
 
 // x [rows, D] (any shape whose last dim is D), weight [D] -> same shape.
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/sampling/internal/deterministic_math_inl.hpp"
+#include "engine/sampling/internal/exp_batch.hpp"
 #include "engine/sampling/internal/logprobs.hpp"
 #include "engine/sampling/internal/truncation.hpp"
 #include "engine/sampling/philox.hpp"
@@ -120,11 +121,9 @@ int32_t Sampler::draw(double* x, const internal::RawLogSoftmax* raw, SamplerScra
     return index < 0 ? -1 : kept_candidates[index].id;
   }
 
+  internal::exp_shifted(x, vocab_size_, max_value, x);
   double total = 0.0;
-  for (int32_t i = 0; i < vocab_size_; ++i) {
-    x[i] = internal::exp_inline(x[i] - max_value);
-    total += x[i];
-  }
+  for (int32_t i = 0; i < vocab_size_; ++i) total += x[i];  // in id order
   return inverse_cdf(u, vocab_size_, [&](int64_t i) { return x[i]; }, total);
 }
 

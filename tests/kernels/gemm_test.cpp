@@ -100,6 +100,33 @@ TEST(Gemm, ThreadCountDoesNotChangeBits) {
   }
 }
 
+TEST(Gemm, LinearManyEqualsSeparateCalls) {
+  SettingsGuard guard;
+  std::mt19937 rng(16);
+  const int64_t k = 200;
+  const int64_t widths[] = {96, 37, 16, 300};
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (int64_t m : {1, 4, 9, 40}) {
+      const std::vector<float> x = random_vec(rng, m * k);
+      std::vector<std::vector<float>> w, b, y;
+      std::vector<Projection> outs;
+      for (int64_t n : widths) {
+        w.push_back(random_vec(rng, k * n, 0.05f));
+        b.push_back(random_vec(rng, n));
+        y.emplace_back(static_cast<size_t>(m * n), NAN);
+      }
+      for (size_t i = 0; i < w.size(); ++i) outs.push_back({w[i].data(), widths[i], i == 1 ? nullptr : b[i].data(), y[i].data()});
+      linear_many(x.data(), m, k, outs.data(), static_cast<int>(outs.size()));
+      for (size_t i = 0; i < w.size(); ++i) {
+        const std::vector<float> alone = run_linear(x, m, k, w[i], widths[i], outs[i].bias);
+        ASSERT_TRUE(same_bits(alone.data(), y[i].data(), alone.size()))
+            << "projection " << i << " m=" << m << " threads=" << threads;
+      }
+    }
+  }
+}
+
 TEST(Gemm, EveryIsaGivesTheScalarBits) {
   SettingsGuard guard;
   std::mt19937 rng(15);

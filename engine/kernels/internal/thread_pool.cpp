@@ -6,6 +6,11 @@ namespace reprox::kernels::internal {
 namespace {
 
 constexpr std::chrono::microseconds kSpin{150};
+constexpr uint64_t kField = (uint64_t{1} << 20) - 1;
+
+uint64_t batch_of(uint64_t state) { return state >> 40; }
+int tasks_of(uint64_t state) { return static_cast<int>((state >> 20) & kField); }
+int index_of(uint64_t state) { return static_cast<int>(state & kField); }
 
 // Spins until done() or kSpin has passed; true if done() became true.
 template <typename Done>
@@ -50,55 +55,55 @@ void ThreadPool::set_threads(int threads) {
   for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
-// Claims and runs tasks of the current batch until none is left. Called with
-// mutex_ unlocked.
-void ThreadPool::drain_tasks() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (fn_ != nullptr && next_task_ < tasks_) {
-    const int task = next_task_++;
-    const std::function<void(int)>* fn = fn_;
-    lock.unlock();
-    (*fn)(task);
-    lock.lock();
-    if (--unfinished_ == 0) done_.notify_all();
+void ThreadPool::drain_tasks(uint64_t batch) {
+  uint64_t s = state_.load(std::memory_order_acquire);
+  for (;;) {
+    if (batch_of(s) != batch || index_of(s) >= tasks_of(s)) return;
+    if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    // The claimed task keeps run() from returning, so fn_ is this batch's.
+    (*fn_.load(std::memory_order_acquire))(index_of(s));
+    if (unfinished_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);  // pairs with run()'s sleeping wait
+      done_.notify_all();
+    }
+    s = state_.load(std::memory_order_acquire);
   }
 }
 
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
-    spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
-    {
+    if (!spin_until([&] { return batch_of(state_.load(std::memory_order_acquire)) != seen; })) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      wake_.wait(lock, [&] { return stopping_ || batch_of(state_.load(std::memory_order_acquire)) != seen; });
       if (stopping_) return;
-      seen = generation_;
     }
-    drain_tasks();
+    seen = batch_of(state_.load(std::memory_order_acquire));
+    drain_tasks(seen);
   }
 }
 
 void ThreadPool::run(int tasks, const std::function<void(int)>& fn) {
   if (tasks <= 0) return;
   std::lock_guard<std::mutex> run_lock(run_mutex_);
-  if (tasks == 1 || workers_.empty()) {
+  if (tasks == 1 || workers_.empty() || tasks > kMaxTasks) {
     for (int i = 0; i < tasks; ++i) fn(i);
     return;
   }
+  const uint64_t batch = (batch_of(state_.load(std::memory_order_relaxed)) + 1) & ((uint64_t{1} << 24) - 1);
+  fn_.store(&fn, std::memory_order_relaxed);
+  unfinished_.store(tasks, std::memory_order_relaxed);
   {
+    // Under mutex_ so that a worker between its check and its sleep cannot miss the wake-up.
     std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = &fn;
-    tasks_ = tasks;
-    next_task_ = 0;
-    unfinished_ = tasks;
-    ++generation_;
+    state_.store(batch << 40 | static_cast<uint64_t>(tasks) << 20, std::memory_order_release);
   }
   wake_.notify_all();
-  drain_tasks();
-  spin_until([&] { return unfinished_.load(std::memory_order_acquire) == 0; });
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return unfinished_ == 0; });
-  fn_ = nullptr;
+  drain_tasks(batch);
+  if (!spin_until([&] { return unfinished_.load(std::memory_order_acquire) == 0; })) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return unfinished_.load(std::memory_order_acquire) == 0; });
+  }
 }
 
 }  // namespace reprox::kernels::internal

@@ -1,0 +1,15 @@
+#include "engine/sampling/internal/exp_batch.hpp"
+
+#include "engine/sampling/internal/deterministic_math_inl.hpp"
+
+namespace reprox::engine::internal {
+
+void exp_shifted_scalar(const double* x, int64_t n, double shift, double* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = exp_inline(x[i] - shift);
+}
+
+void exp_shifted(const double* x, int64_t n, double shift, double* out) {
+  if (!exp_shifted_avx512(x, n, shift, out)) exp_shifted_scalar(x, n, shift, out);
+}
+
+}  // namespace reprox::engine::internal

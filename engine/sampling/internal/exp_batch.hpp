@@ -1,0 +1,19 @@
+// out[i] = exp_inline(x[i] - shift) for a whole row at once: the sampler's
+// softmax over the vocabulary. An AVX-512 path computes eight lanes with the
+// same IEEE operations as exp_inline (separate multiply and add, the same
+// table, the same power-of-two scaling), so every element has the bits of
+// the scalar call; lanes whose result is subnormal take the scalar call.
+// The caller sums `out` in index order itself, which keeps that order fixed.
+#pragma once
+
+#include <cstdint>
+
+namespace reprox::engine::internal {
+
+void exp_shifted(const double* x, int64_t n, double shift, double* out);  // out may alias x
+
+// The paths behind exp_shifted, for tests.
+void exp_shifted_scalar(const double* x, int64_t n, double shift, double* out);
+bool exp_shifted_avx512(const double* x, int64_t n, double shift, double* out);  // false: CPU lacks AVX-512
+
+}  // namespace reprox::engine::internal
