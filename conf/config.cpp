@@ -65,6 +65,8 @@ void load_config_file(const std::string& path, Config& c) {
       {"redis.epoch_poll_ms", setter(c.redis_epoch_poll_ms, "redis.epoch_poll_ms", 1)},
       {"redis.lock_wait_ms", setter(c.redis_lock_wait_ms, "redis.lock_wait_ms")},
       {"redis.stats_interval_ms", setter(c.redis_stats_interval_ms, "redis.stats_interval_ms")},
+      {"audit.every", setter(c.audit_every, "audit.every")},
+      {"audit.max_in_flight", setter(c.audit_max_in_flight, "audit.max_in_flight", 1)},
       {"engine.model", setter(c.model, "engine.model")},
       {"engine.threads", setter(c.engine_threads, "engine.threads")},
       {"engine.device", setter(c.device, "engine.device")},

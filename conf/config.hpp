@@ -36,6 +36,9 @@ struct Config {
   int64_t redis_epoch_poll_ms = 100;      // idle poll of epoch:seq (drops L1 after a purge elsewhere)
   int64_t redis_lock_wait_ms = 5000;      // cross-instance single-flight: longest wait for another instance
   int64_t redis_stats_interval_ms = 10000;  // entry/byte count of the Redis tier (background SCAN)
+  // [audit]: reproducibility audits of cache hits
+  int64_t audit_every = 0;          // re-generate one hit in this many and compare; 0: off
+  int64_t audit_max_in_flight = 1;  // audits generating at once (others are skipped)
   // [engine]
   std::string model;  // empty: the embedded tiny model
   int engine_threads = 1;

@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
   serve->add_option("--max-batch-size", config.max_batch_size, "Sequences per engine pass (continuous batching)");
   serve->add_option("--working-kv", config.working_kv, "KV bytes of running sequences before preemption");
   serve->add_option("--admin-token", config.admin_token, "Bearer token for /reprox/v1/purge");
+  serve->add_option("--audit-every", config.audit_every,
+                    "Generate one cache hit in N again in the background and compare (reprox_repro_audits_total); 0: off")
+      ->check(CLI::NonNegativeNumber);
   serve->add_option("--max-connections", config.max_connections, "Connection cap");
   serve->add_option("--drain-timeout-ms", config.drain_timeout_ms, "How long in-flight answers get on shutdown");
   serve->add_option("--read-timeout-ms", config.read_timeout_ms, "A request not received in time gets 408");

@@ -156,6 +156,14 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
     app.before_scrape = std::move(parts.before_scrape);
   }
   app.backend = backend.get();
+  std::unique_ptr<ReproAuditor> auditor;  // destroyed before the backend
+  if (config.audit_every > 0) {
+    auditor = std::make_unique<ReproAuditor>(
+        ReproAuditOptions{uint64_t(config.audit_every), size_t(config.audit_max_in_flight)}, *backend, metrics,
+        app.flights);
+    app.auditor = auditor.get();
+    spdlog::info("reproducibility audits: one cache hit in {} is generated again and compared", config.audit_every);
+  }
 
   Router router(app);
   Server server(ioc, so, router);

@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
   const std::vector<Kn> layers = {{576, 576}, {576, 192}, {576, 1536}, {1536, 576}, {64, 128}, {128, 64}};
   std::printf("-- decode, weights hot in cache\n");
   for (const Kn& s : layers) print_row(bench_hot(rng, 1, s.k, s.n));
+  for (int m : {4, 8, 16}) print_row(bench_hot(rng, m, 576, 1536));
   std::printf("-- decode, weights cold (streamed from DRAM)\n");
   for (const Kn& s : {Kn{576, 576}, Kn{576, 1536}, Kn{1536, 576}}) print_row(bench_cold(rng, 1, s.k, s.n, size_t(768) << 20));
   print_row(bench_cold(rng, 1, 576, 151669, size_t(768) << 20));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "proxy/app/repro_auditor.hpp"
 #include "proxy/backend/backend.hpp"
 #include "proxy/cache/cache_store.hpp"
 #include "proxy/cache/memory_store.hpp"
@@ -51,6 +52,7 @@ struct AppContext {
   // here and whether the shared tier took the purge. Any thread.
   std::function<void(const PurgeScope&, std::function<void(uint64_t, bool)>)> purge;
   ForwardFn forward;                    // empty without an upstream
+  ReproAuditor* auditor = nullptr;      // null: no reproducibility audits
   std::function<bool()> draining;       // healthz 503 while draining
   std::function<std::string()> health_detail;  // "ok" | "degraded"
   std::function<void(Metrics&)> before_scrape;  // backend state into metrics (KV reuse)

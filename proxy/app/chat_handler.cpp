@@ -186,17 +186,22 @@ class FlightReader final : public StreamSource, public std::enable_shared_from_t
   std::function<void()> wake_;
 };
 
+// What a miss of this request asks the backend for (also what an audit re-runs).
+std::shared_ptr<BackendRequest> backend_request(const ChatContext& c) {
+  auto breq = std::make_shared<BackendRequest>();
+  breq->chat = c.request;
+  breq->model_id = c.model_id;
+  breq->seed = c.key.seed;
+  breq->max_tokens = policy::effective_max_tokens(c.request, c.app.backend->default_max_tokens(c.model_id));
+  breq->tenant = c.tenant;
+  breq->authorization = c.authorization;
+  return breq;
+}
+
 // Starts the backend for a flight this request leads.
 void start_generation(const std::shared_ptr<ChatContext>& c, const std::shared_ptr<Flight>& flight) {
-  auto breq = std::make_shared<BackendRequest>();
-  breq->chat = c->request;
-  breq->model_id = c->model_id;
-  breq->seed = c->key.seed;
-  breq->max_tokens = policy::effective_max_tokens(c->request, c->app.backend->default_max_tokens(c->model_id));
-  breq->tenant = c->tenant;
-  breq->authorization = c->authorization;
   api::ApiError err;
-  auto handle = c->app.backend->generate(std::move(breq), flight, &err);
+  auto handle = c->app.backend->generate(backend_request(*c), flight, &err);
   if (!handle) {
     flight->on_error(err);
     return;
@@ -381,6 +386,7 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
         const auto& max_age = c->request.cache.max_age_seconds;
         if (!max_age || age <= *max_age) {
           app.metrics->lookup("hit");
+          if (app.auditor) app.auditor->on_hit(c->key.key, backend_request(*c), lookup.entry.generation);
           return answer_from_generation(*c, lookup.entry.generation, "hit", age, lookup.entry.tier);
         }
       }

@@ -51,6 +51,8 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.redis_epoch_poll_ms, d.redis_epoch_poll_ms);
   EXPECT_EQ(loaded.redis_lock_wait_ms, d.redis_lock_wait_ms);
   EXPECT_EQ(loaded.redis_stats_interval_ms, d.redis_stats_interval_ms);
+  EXPECT_EQ(loaded.audit_every, d.audit_every);
+  EXPECT_EQ(loaded.audit_max_in_flight, d.audit_max_in_flight);
   EXPECT_EQ(loaded.cache_bytes, d.cache_bytes);
   EXPECT_EQ(loaded.cache_ttl, d.cache_ttl);
   EXPECT_EQ(loaded.listen, d.listen);
@@ -115,6 +117,18 @@ stats_interval_ms = 0
   EXPECT_EQ(c.redis_epoch_poll_ms, 40);
   EXPECT_EQ(c.redis_lock_wait_ms, 0);
   EXPECT_EQ(c.redis_stats_interval_ms, 0);
+}
+
+TEST(ConfigFile, AuditSectionReachesConfig) {
+  TempToml file("[audit]\nevery = 100\nmax_in_flight = 3\n");
+  Config c;
+  load_config_file(file.path, c);
+  EXPECT_EQ(c.audit_every, 100);
+  EXPECT_EQ(c.audit_max_in_flight, 3);
+  EXPECT_NE(load_error("[audit]\nevery = -1\n").find("audit.every must be a non-negative integer"), std::string::npos);
+  EXPECT_NE(load_error("[audit]\nmax_in_flight = 0\n").find("audit.max_in_flight must be an integer >= 1"),
+            std::string::npos);
+  EXPECT_NE(load_error("[audit]\nrate = 0.1\n").find("unknown key audit.rate"), std::string::npos);
 }
 
 TEST(ConfigFile, UnknownKeysAreRejected) {

@@ -1,7 +1,8 @@
 // The reproducibility suite end to end: every case through `reprox serve`
 // must hash to the committed value (the same bytes the engine-level run
 // hashes), again on a cache hit, and a streamed answer must carry the same
-// text.
+// text. Every cache hit is also audited (--audit-every 1): generated again
+// in the background, with KV reuse, and compared with the cached answer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -19,7 +20,7 @@ let proc, base;
 
 before(async () => {
   proc = spawn(process.env.REPROX_BIN, ['serve', '--model', process.env.REPRO_MODEL, '--listen', '127.0.0.1:0',
-    '--config', join(here, 'empty.toml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    '--config', join(here, 'empty.toml'), '--audit-every', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
   base = await new Promise((resolve, reject) => {
     let log = '';
     const timer = setTimeout(() => reject(new Error('reprox did not start:\n' + log)), 60000);
@@ -89,4 +90,23 @@ test('a streamed answer carries the same text as the JSON answer', async () => {
     assert.deepEqual(content, json.choices.map((c) => c.message.content), `case ${i}`);
     assert.deepEqual(finish, json.choices.map((c) => c.finish_reason), `case ${i}`);
   }
+});
+
+test('audits of the hits found no answer that regenerates differently', async () => {
+  const count = async () => {
+    const text = await (await fetch(base + '/metrics')).text();
+    const get = (r) => Number((new RegExp(`^reprox_repro_audits_total\\{result="${r}"\\} (\\S+)`, 'm').exec(text) || [])[1] || 0);
+    return { match: get('match'), mismatch: get('mismatch') };
+  };
+  // One last hit, then wait for the audits to settle.
+  let last = await count();
+  for (let i = 0; i < 200; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = await count();
+    if (now.match > 0 && now.match === last.match && now.mismatch === last.mismatch) break;
+    last = now;
+  }
+  const final = await count();
+  assert.equal(final.mismatch, 0, 'a cached answer regenerated differently');
+  assert.ok(final.match >= 10, `only ${final.match} audits ran`);
 });

@@ -39,6 +39,8 @@
 //     no_done            end the stream without "data: [DONE]"
 //     crlf               use CRLF line ends; comments: send ": ping" lines
 //     fingerprint=FP     system_fingerprint to report; no_fingerprint omits it
+//     nondeterministic   end the text with " call<N>", N the request count
+//                        (an upstream that answers the same request differently)
 //
 // Inspection (these /__ paths are not counted):
 //   GET  /__count  -> {"total":N,"by_path":{path:N},"aborted":A,"completed":C}
@@ -124,6 +126,7 @@ function plan(body, d) {
   for (let i = 0; i < n; i++) {
     let text = `seed=${seed} choice=${i} model=${body.model} echo: ${messageText(msgs[msgs.length - 1])}`;
     for (let w = 1; w <= Number(d.words || 0); w++) text += ` w${w}`;
+    if (d.nondeterministic) text += ` call${stats.total}`;
     let pieces = text.match(/\s*\S+/g) || [''];
     let finish = 'stop';
     if (d.tool_calls) {
