@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/tokenizer/utf8_append.hpp"  // utf8_append
+
 namespace reprox::tok {
 
 // Length in bytes of the UTF-8 sequence that starts with lead byte `b`
@@ -21,7 +23,6 @@ inline size_t utf8_len(unsigned char b) {
 char32_t utf8_next(std::string_view s, size_t& i);
 // Decodes the last code point before `end` (assumes valid UTF-8); sets `start`.
 char32_t utf8_prev(std::string_view s, size_t end, size_t& start);
-void utf8_append(std::string& out, char32_t cp);
 
 bool is_valid_utf8(std::string_view s);
 // Converts bytes to UTF-8 the way Rust's String::from_utf8_lossy does: each
