@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "engine/sampling/internal/deterministic_math_inl.hpp"
+#include "engine/sampling/internal/exp_batch.hpp"
 
 namespace reprox::engine::internal {
 namespace {
@@ -110,14 +111,21 @@ KeptPrefix truncate_top_p(const double* x, int32_t n, double max_value, double t
   int64_t first_tier = 0;
   int64_t second_tier = 0;
   double total = 0.0;  // over all tokens, in id order
-  for (int32_t i = 0; i < n; ++i) {
-    if (x[i] == minus_infinity) continue;
-    const double weight = exp_inline(x[i] - max_value);
-    total += weight;
-    if (weight >= kTopPFirstTierWeight) {
-      candidates[first_tier++] = Candidate{weight, i};
-    } else {
-      candidates[n - 1 - second_tier++] = Candidate{weight, i};
+  constexpr int32_t kBlock = 512;  // weights computed a block at a time (vectorized)
+  double block[kBlock];
+  for (int32_t begin = 0; begin < n; begin += kBlock) {
+    const int32_t count = std::min(kBlock, n - begin);
+    exp_shifted(x + begin, count, max_value, block);
+    for (int32_t b = 0; b < count; ++b) {
+      const int32_t i = begin + b;
+      if (x[i] == minus_infinity) continue;
+      const double weight = block[b];
+      total += weight;
+      if (weight >= kTopPFirstTierWeight) {
+        candidates[first_tier++] = Candidate{weight, i};
+      } else {
+        candidates[n - 1 - second_tier++] = Candidate{weight, i};
+      }
     }
   }
   const double threshold = top_p * total;
