@@ -12,8 +12,10 @@ namespace reprox::engine::internal {
 
 void exp_shifted(const double* x, int64_t n, double shift, double* out);  // out may alias x
 
-// The paths behind exp_shifted, for tests.
+// The paths behind exp_shifted, for tests. Call exp_shifted_avx512 only when
+// cpu_has_avx512() (it is built with AVX-512 enabled throughout).
+bool cpu_has_avx512();
 void exp_shifted_scalar(const double* x, int64_t n, double shift, double* out);
-bool exp_shifted_avx512(const double* x, int64_t n, double shift, double* out);  // false: CPU lacks AVX-512
+void exp_shifted_avx512(const double* x, int64_t n, double shift, double* out);
 
 }  // namespace reprox::engine::internal
