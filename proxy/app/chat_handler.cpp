@@ -386,7 +386,8 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
         const auto& max_age = c->request.cache.max_age_seconds;
         if (!max_age || age <= *max_age) {
           app.metrics->lookup("hit");
-          if (app.auditor) app.auditor->on_hit(c->key.key, backend_request(*c), lookup.entry.generation);
+          if (app.auditor && app.auditor->pick())
+            app.auditor->audit(c->key.key, backend_request(*c), lookup.entry.generation);
           return answer_from_generation(*c, lookup.entry.generation, "hit", age, lookup.entry.tier);
         }
       }

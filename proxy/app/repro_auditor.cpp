@@ -18,22 +18,15 @@ ReproAuditor::~ReproAuditor() {
   // Dropping the flights drops their backend handles: the generations stop.
 }
 
-size_t ReproAuditor::running() const {
-  std::lock_guard lock(mutex_);
-  size_t n = 0;
-  for (const Audit& a : audits_) n += a.finished->load() ? 0 : 1;
-  return n;
-}
-
 // A flight is destroyed here, on a later call, never inside its own callbacks.
 void ReproAuditor::drop_finished_locked() {
   audits_.erase(std::remove_if(audits_.begin(), audits_.end(), [](const Audit& a) { return a.finished->load(); }),
                 audits_.end());
 }
 
-void ReproAuditor::on_hit(const std::string& key, std::shared_ptr<const BackendRequest> request,
-                          std::shared_ptr<const Generation> cached) {
-  if (!cached || !sampler_.pick()) return;
+void ReproAuditor::audit(const std::string& key, std::shared_ptr<const BackendRequest> request,
+                         std::shared_ptr<const Generation> cached) {
+  if (!cached) return;
   std::shared_ptr<Flight> flight;
   auto finished = std::make_shared<std::atomic<bool>>(false);
   {

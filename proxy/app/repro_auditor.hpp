@@ -6,8 +6,9 @@
 //
 // Bounded: at most `max_in_flight` audits run at once; a hit picked while
 // that many run is not audited. Audits that fail or are cancelled (backend
-// error, shutdown) count as neither. Thread-safe; on_hit may be called from
-// any I/O thread. Destroy before the backend: running audits are cancelled.
+// error, shutdown) count as neither. Thread-safe: pick and audit may be
+// called from any I/O thread. Destroy before the backend: running audits
+// are cancelled.
 #pragma once
 
 #include <atomic>
@@ -36,11 +37,14 @@ class ReproAuditor {
   ReproAuditor(ReproAuditOptions options, Backend& backend, Metrics& metrics, SingleFlight& registry);
   ~ReproAuditor();
 
-  // `request` is what a miss of this key would send to the backend.
-  void on_hit(const std::string& key, std::shared_ptr<const BackendRequest> request,
-              std::shared_ptr<const Generation> cached);
+  // Called for every cache hit: true for the one hit in `every` to audit.
+  bool pick() { return sampler_.pick(); }
+  // Audits a picked hit in the background (unless `max_in_flight` audits
+  // run already). `request` is what a miss of this key would send to the
+  // backend.
+  void audit(const std::string& key, std::shared_ptr<const BackendRequest> request,
+             std::shared_ptr<const Generation> cached);
 
-  size_t running() const;
 
  private:
   struct Audit {
