@@ -12,9 +12,22 @@ namespace reprox::engine::internal {
 
 void exp_shifted(const double* x, int64_t n, double shift, double* out);  // out may alias x
 
+// Calls fn(begin, weights, count) for consecutive blocks of the weights
+// exp_inline(x[i] - shift), i in [begin, begin + count), in index order, so
+// that a caller can sum or sort them without an n-long buffer.
+template <typename Fn>
+void for_each_exp_block(const double* x, int32_t n, double shift, Fn&& fn) {
+  constexpr int32_t kBlock = 512;
+  double block[kBlock];
+  for (int32_t begin = 0; begin < n; begin += kBlock) {
+    const int32_t count = n - begin < kBlock ? n - begin : kBlock;
+    exp_shifted(x + begin, count, shift, block);
+    fn(begin, static_cast<const double*>(block), count);
+  }
+}
+
 // The paths behind exp_shifted, for tests. Call exp_shifted_avx512 only when
-// cpu_has_avx512() (it is built with AVX-512 enabled throughout).
-bool cpu_has_avx512();
+// kernels::best_isa() is AVX-512 (it is built with AVX-512 enabled throughout).
 void exp_shifted_scalar(const double* x, int64_t n, double shift, double* out);
 void exp_shifted_avx512(const double* x, int64_t n, double shift, double* out);
 

@@ -1,6 +1,5 @@
 #include "engine/sampling/internal/logprobs.hpp"
 
-#include <algorithm>
 #include <limits>
 
 #include "engine/sampling/internal/deterministic_math_inl.hpp"
@@ -15,14 +14,14 @@ RawLogSoftmax raw_log_softmax(const double* x, int32_t n, double* weights) {
   }
   if (max_value == -std::numeric_limits<double>::infinity()) return RawLogSoftmax{};
   double sum = 0.0;
-  // The weights in blocks (vectorized), then summed in index order.
-  constexpr int32_t kBlock = 512;
-  double block[kBlock];
-  for (int32_t begin = 0; begin < n; begin += kBlock) {
-    const int32_t count = std::min(kBlock, n - begin);
-    double* w = weights != nullptr ? weights + begin : block;
-    exp_shifted(x + begin, count, max_value, w);
-    for (int32_t i = 0; i < count; ++i) sum += w[i];
+  // Summed in index order either way.
+  if (weights != nullptr) {
+    exp_shifted(x, n, max_value, weights);
+    for (int32_t i = 0; i < n; ++i) sum += weights[i];
+  } else {
+    for_each_exp_block(x, n, max_value, [&](int32_t, const double* w, int32_t count) {
+      for (int32_t i = 0; i < count; ++i) sum += w[i];
+    });
   }
   return RawLogSoftmax{true, max_value, sum, log_inline(sum)};
 }

@@ -111,11 +111,7 @@ KeptPrefix truncate_top_p(const double* x, int32_t n, double max_value, double t
   int64_t first_tier = 0;
   int64_t second_tier = 0;
   double total = 0.0;  // over all tokens, in id order
-  constexpr int32_t kBlock = 512;  // weights computed a block at a time (vectorized)
-  double block[kBlock];
-  for (int32_t begin = 0; begin < n; begin += kBlock) {
-    const int32_t count = std::min(kBlock, n - begin);
-    exp_shifted(x + begin, count, max_value, block);
+  for_each_exp_block(x, n, max_value, [&](int32_t begin, const double* block, int32_t count) {
     for (int32_t b = 0; b < count; ++b) {
       const int32_t i = begin + b;
       if (x[i] == minus_infinity) continue;
@@ -127,7 +123,7 @@ KeptPrefix truncate_top_p(const double* x, int32_t n, double max_value, double t
         candidates[n - 1 - second_tier++] = Candidate{weight, i};
       }
     }
-  }
+  });
   const double threshold = top_p * total;
   double running = 0.0;
   int64_t kept = walk_ranked(candidates, 0, first_tier, threshold, &running);
