@@ -3,7 +3,9 @@
 #
 #   benchmarks/redis/run_redis_bench.sh [REPROX_BIN]
 #   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 2),
-#        WORDS (filler words per answer, 200), REPROX_THREADS (reprox I/O threads; default: reprox's)
+#        WORDS (filler words per answer, 200), REPROX_THREADS (reprox I/O threads; default: reprox's),
+#        REDIS_UNIX (1: reprox and redis-benchmark both reach Redis over its unix
+#        socket instead of loopback TCP; wrk still speaks HTTP over TCP)
 #
 # Starts one redis-server (free port, no persistence), the scripted upstream
 # and two reprox instances with --redis: "L2 only" with --cache-bytes 0 (the
@@ -45,7 +47,12 @@ wait_for_line() {  # file regex -> first capture group
 }
 
 REDIS_PORT=$(free_port)
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+REDIS_SOCK="$WORK/redis.sock"
+REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+RB_TARGET=(-p "$REDIS_PORT")
+if [ "${REDIS_UNIX:-0}" = 1 ]; then REDIS_URL="unix://$REDIS_SOCK"; RB_TARGET=(-s "$REDIS_SOCK"); fi
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --unixsocket "$REDIS_SOCK" --save '' --appendonly no --dir "$WORK" \
+  >"$WORK/redis.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break; sleep 0.05; done
 
@@ -58,7 +65,7 @@ start_reprox() {  # name extra-args...
   local extra=()
   [ -n "${REPROX_THREADS:-}" ] && extra+=(--threads "$REPROX_THREADS")
   (cd "$WORK" && exec "$REPROX_BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
-     --redis "redis://127.0.0.1:$REDIS_PORT" "${extra[@]}" "$@" >"$WORK/$name.log" 2>&1) &
+     --redis "$REDIS_URL" "${extra[@]}" "$@" >"$WORK/$name.log" 2>&1) &
   echo $! >"$WORK/$name.pid"
   wait_for_line "$WORK/$name.log" 'reprox listening on [^ ]+:[0-9]+'
 }
@@ -105,11 +112,11 @@ HITS_FROM_REDIS=$(curl -s "http://127.0.0.1:$L2_PORT/metrics" | awk '/^reprox_ca
 
 # redis-benchmark: GET of a value of the entry's size, same concurrency.
 REQUESTS=$(awk -v r="$L2_RPS" 'BEGIN { n = int(r * 10); if (n < 100000) n = 100000; print n }')
-redis-benchmark -p "$REDIS_PORT" -t get -d "$VALUE_BYTES" -c "$CONNECTIONS" -n "$REQUESTS" --csv >"$WORK/rb.csv"
+redis-benchmark "${RB_TARGET[@]}" -t get -d "$VALUE_BYTES" -c "$CONNECTIONS" -n "$REQUESTS" --csv >"$WORK/rb.csv"
 # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
 read -r RB_RPS RB_P50 RB_P99 < <(awk -F, '/"GET"/ { gsub(/"/, ""); print $2, $5, $7 }' "$WORK/rb.csv")
 
-echo "reprox Redis-tier benchmark: $CONNECTIONS connections, wrk $THREADS threads, $DURATION; $(nproc) CPUs"
+echo "reprox Redis-tier benchmark: $CONNECTIONS connections, wrk $THREADS threads, $DURATION; $(nproc) CPUs; Redis at $REDIS_URL"
 echo "entry in Redis: $VALUE_BYTES bytes; response body: $RESPONSE_BYTES bytes"
 printf '%-32s %12s %10s %10s %8s\n' "" "req/s" "p50 ms" "p99 ms" "errors"
 printf '%-32s %12.1f %10.3f %10.3f %8s\n' "reprox hit, L2 only (redis)" "$L2_RPS" "$L2_P50" "$L2_P99" "$L2_ERR"
