@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Where the CPU of a Redis-tier cache hit goes: per-request CPU time of
+# reprox, redis-server and wrk while wrk replays cached requests against a
+# reprox with --cache-bytes 0 (every hit is read from Redis).
+#
+#   benchmarks/redis/redis_hit_cpu.sh [REPROX_BIN] [extra reprox serve args...]
+#   env: NKEYS (distinct cached requests wrk cycles through, 1), CONNECTIONS (16),
+#        DURATION (8s), WRAP (a command prefix for reprox, e.g.
+#        "perf record -g -o /tmp/hit.data"; it is stopped with SIGINT at the end)
+#
+# Prints req/s and, per request, the process CPU time (user + system, from
+# /proc/PID/stat before and after the measured wrk run) of each process.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$(realpath "${1:-$ROOT/build/reprox}")
+shift || true
+NKEYS=${NKEYS:-1}
+CONNECTIONS=${CONNECTIONS:-16}
+DURATION=${DURATION:-8s}
+WORK=$(mktemp -d /tmp/reprox-hit-cpu-XXXXXX)
+PIDS=()
+cleanup() {
+  if [ -n "${WRAP:-}" ] && [ -n "${WRAP_PID:-}" ]; then kill -INT "$WRAP_PID" 2>/dev/null || true; wait "$WRAP_PID" 2>/dev/null || true; fi
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+wait_for_port() {  # log regex
+  for _ in $(seq 1 200); do
+    if m=$(grep -oE "$2" "$1" | head -1) && [ -n "$m" ]; then echo "$m" | grep -oE '[0-9]+$'; return 0; fi
+    sleep 0.05
+  done
+  echo "timed out waiting for /$2/ in $1" >&2; cat "$1" >&2; return 1
+}
+
+REDIS_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+REDIS_PID=$!; PIDS+=($REDIS_PID)
+for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break; sleep 0.05; done
+node "$ROOT/tests/upstream/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
+PIDS+=($!)
+UP_PORT=$(wait_for_port "$WORK/upstream.log" 'listening [0-9]+')
+# shellcheck disable=SC2086
+${WRAP:-} "$BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
+  --redis "redis://127.0.0.1:$REDIS_PORT" --cache-bytes 0 "$@" >"$WORK/reprox.log" 2>&1 &
+WRAP_PID=$!; PIDS+=($WRAP_PID)
+PORT=$(wait_for_port "$WORK/reprox.log" 'reprox listening on [^ ]+:[0-9]+')
+REPROX_PID=$(pgrep -n -f "$BIN serve")
+
+BODY='{"model":"scripted-model","seed":SEED,"messages":[{"role":"user","content":"redis bench [[scripted: words=200]]"}]}'
+for i in $(seq 1 "$NKEYS"); do
+  curl -s -o /dev/null -H 'content-type: application/json' -H 'authorization: Bearer bench' \
+    -d "${BODY/SEED/$i}" "http://127.0.0.1:$PORT/v1/chat/completions"
+done
+sleep 0.5  # the Redis writes are asynchronous
+cat >"$WORK/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "Bearer bench"
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, nil, nil, (string.gsub('$BODY', 'SEED', tostring(n % $NKEYS + 1))))
+end
+LUA
+URL="http://127.0.0.1:$PORT/v1/chat/completions"
+wrk -t 2 -c "$CONNECTIONS" -d 2s -s "$WORK/post.lua" "$URL" >/dev/null  # warm-up
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+R1=$(ticks "$REPROX_PID"); D1=$(ticks "$REDIS_PID")
+/usr/bin/time -f "%U %S" -o "$WORK/wrk.time" wrk -t 2 -c "$CONNECTIONS" -d "$DURATION" -s "$WORK/post.lua" "$URL" >"$WORK/wrk.out"
+R2=$(ticks "$REPROX_PID"); D2=$(ticks "$REDIS_PID")
+N=$(grep -oE '[0-9]+ requests in' "$WORK/wrk.out" | grep -oE '^[0-9]+')
+RPS=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.out")
+read -r WU WS <"$WORK/wrk.time"
+TIERS=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^reprox_cache_lookups_total\{.*result="hit"' || true)
+awk -v n="$N" -v hz="$(getconf CLK_TCK)" -v r="$((R2 - R1))" -v d="$((D2 - D1))" -v wu="$WU" -v ws="$WS" \
+  -v rps="$RPS" -v k="$NKEYS" -v c="$CONNECTIONS" 'BEGIN {
+  printf "%d keys, %d connections: %.0f req/s; CPU per request: reprox %.1f us, redis %.1f us, wrk %.1f us\n",
+    k, c, rps, r / hz / n * 1e6, d / hz / n * 1e6, (wu + ws) / n * 1e6 }'
+echo "$TIERS"
