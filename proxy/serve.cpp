@@ -18,7 +18,7 @@ namespace reprox {
 
 namespace {
 
-std::unique_ptr<backend::UpstreamBackend> make_upstream(const Config& c, net::io_context& ioc) {
+std::unique_ptr<backend::UpstreamBackend> make_upstream(const Config& c, IoPool& pool) {
   backend::UpstreamOptions o;
   o.url = c.upstream;
   o.api_key = c.upstream_api_key;
@@ -29,7 +29,8 @@ std::unique_ptr<backend::UpstreamBackend> make_upstream(const Config& c, net::io
   // The upstream's answers can change whenever it does; all we can pin is
   // where they come from.
   o.fingerprint = "fp_" + policy::sha256_hex("upstream:" + c.upstream).substr(0, 16);
-  return std::make_unique<backend::UpstreamBackend>(std::move(o), ioc);
+  return std::make_unique<backend::UpstreamBackend>(std::move(o),
+                                                    [&pool]() -> net::io_context& { return pool.next(); });
 }
 
 // [redis] settings; the URL's timeout parameters still win (they are
@@ -46,16 +47,16 @@ void apply_redis_config(const Config& c, RedisStoreOptions& o) {
 }
 
 // Polls until every connection has closed or the deadline passes.
-void wait_for_drain(net::io_context& ioc, Server& server, std::chrono::steady_clock::time_point deadline) {
-  auto timer = std::make_shared<net::steady_timer>(ioc, std::chrono::milliseconds(20));
-  timer->async_wait([&ioc, &server, deadline, timer](beast::error_code) {
+void wait_for_drain(IoPool& pool, Server& server, std::chrono::steady_clock::time_point deadline) {
+  auto timer = std::make_shared<net::steady_timer>(pool.main(), std::chrono::milliseconds(20));
+  timer->async_wait([&pool, &server, deadline, timer](beast::error_code) {
     if (server.connections() == 0 || std::chrono::steady_clock::now() >= deadline) {
       if (server.connections() != 0)
         spdlog::warn("drain timeout: closing {} connection(s) still in flight", server.connections());
-      ioc.stop();
+      pool.stop();
       return;
     }
-    wait_for_drain(ioc, server, deadline);
+    wait_for_drain(pool, server, deadline);
   });
 }
 
@@ -72,7 +73,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   so.max_connections = config.max_connections;
   so.drain_timeout = std::chrono::milliseconds(config.drain_timeout_ms);
 
-  net::io_context ioc(so.io_threads);
+  IoPool pool(so.io_threads);
   Metrics metrics;
   MemoryStore memory(MemoryStoreOptions{config.cache_bytes, std::chrono::seconds(config.cache_ttl)});
   // --redis: Redis L2 behind the memory L1. Starts even when Redis is down
@@ -142,7 +143,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
 
   std::unique_ptr<Backend> backend;
   if (!config.upstream.empty()) {
-    auto upstream = make_upstream(config, ioc);
+    auto upstream = make_upstream(config, pool);
     auto* raw = upstream.get();
     app.forward = [raw](Request&& req, std::function<void(Response&&)> done) {
       raw->forward(std::move(req), [done = std::move(done)](Response res) { done(std::move(res)); });
@@ -166,24 +167,21 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   }
 
   Router router(app);
-  Server server(ioc, so, router);
+  Server server(pool, so, router);
   app.draining = [&server] { return server.draining(); };
   server.listen();
   spdlog::info("reprox listening on {}:{} ({})", so.host, server.port(),
                config.upstream.empty() ? "embedded engine" : "upstream " + config.upstream);
 
-  net::signal_set signals(ioc, SIGINT, SIGTERM);
+  net::signal_set signals(pool.main(), SIGINT, SIGTERM);
   signals.async_wait([&](beast::error_code ec, int sig) {
     if (ec) return;
     spdlog::info("signal {}: draining (up to {} ms)", sig, config.drain_timeout_ms);
     server.begin_drain();
-    wait_for_drain(ioc, server, std::chrono::steady_clock::now() + so.drain_timeout);
+    wait_for_drain(pool, server, std::chrono::steady_clock::now() + so.drain_timeout);
   });
 
-  std::vector<std::thread> threads;
-  for (int i = 1; i < so.io_threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
-  ioc.run();
-  for (auto& t : threads) t.join();
+  pool.run();
   spdlog::info("reprox stopped");
   return 0;
 }

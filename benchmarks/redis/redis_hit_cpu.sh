@@ -5,7 +5,8 @@
 #
 #   benchmarks/redis/redis_hit_cpu.sh [REPROX_BIN] [extra reprox serve args...]
 #   env: NKEYS (distinct cached requests wrk cycles through, 1), CONNECTIONS (16),
-#        DURATION (8s), WRAP (a command prefix for reprox, e.g.
+#        DURATION (8s), CACHE_BYTES (the memory tier, 0: every hit is read from
+#        Redis; e.g. 268435456 to measure memory hits the same way), WRAP (a command prefix for reprox, e.g.
 #        "perf record -g -o /tmp/hit.data"; it is stopped with SIGINT at the end)
 #
 # Prints req/s and, per request, the process CPU time (user + system, from
@@ -44,7 +45,7 @@ PIDS+=($!)
 UP_PORT=$(wait_for_port "$WORK/upstream.log" 'listening [0-9]+')
 # shellcheck disable=SC2086
 ${WRAP:-} "$BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
-  --redis "redis://127.0.0.1:$REDIS_PORT" --cache-bytes 0 "$@" >"$WORK/reprox.log" 2>&1 &
+  --redis "redis://127.0.0.1:$REDIS_PORT" --cache-bytes "${CACHE_BYTES:-0}" "$@" >"$WORK/reprox.log" 2>&1 &
 WRAP_PID=$!; PIDS+=($WRAP_PID)
 PORT=$(wait_for_port "$WORK/reprox.log" 'reprox listening on [^ ]+:[0-9]+')
 REPROX_PID=$(pgrep -n -f "$BIN serve")

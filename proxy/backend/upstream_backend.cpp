@@ -38,7 +38,10 @@ class UpstreamHandle : public GenerationHandle {
 }  // namespace
 
 UpstreamBackend::UpstreamBackend(UpstreamOptions options, boost::asio::io_context& ioc)
-    : options_(std::move(options)), url_(parse_or_throw(options_.url)), ioc_(ioc) {}
+    : UpstreamBackend(std::move(options), [&ioc]() -> boost::asio::io_context& { return ioc; }) {}
+
+UpstreamBackend::UpstreamBackend(UpstreamOptions options, ContextPicker pick)
+    : options_(std::move(options)), url_(parse_or_throw(options_.url)), pick_(std::move(pick)) {}
 
 std::unique_ptr<GenerationHandle> UpstreamBackend::generate(
     std::shared_ptr<const BackendRequest> request, std::shared_ptr<GenerationSink> sink,
@@ -62,7 +65,7 @@ std::unique_ptr<GenerationHandle> UpstreamBackend::generate(
   auto observer = std::make_shared<UpstreamGeneration>(std::move(sink), n, url_.display(),
                                                        options_.fingerprint,
                                                        options_.max_response_bytes, cancelled);
-  auto exchange = HttpExchange::start(ioc_, url_, limits_of(options_), std::move(req),
+  auto exchange = HttpExchange::start(pick_(), url_, limits_of(options_), std::move(req),
                                       std::move(observer), std::move(cancelled));
   return std::make_unique<UpstreamHandle>(std::move(exchange));
 }
@@ -96,7 +99,7 @@ void UpstreamBackend::forward(Request request, std::function<void(Response)> don
   Request upstream_request = make_forward_request(std::move(request), url_, options_.api_key);
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   auto observer = std::make_shared<ForwardObserver>(std::move(done), url_.display(), head);
-  HttpExchange::start(ioc_, url_, limits_of(options_), std::move(upstream_request),
+  HttpExchange::start(pick_(), url_, limits_of(options_), std::move(upstream_request),
                       std::move(observer), std::move(cancelled));
 }
 

@@ -43,6 +43,10 @@ class UpstreamBackend : public Backend {
   // Throws std::invalid_argument when the URL is malformed or https (no TLS
   // support yet).
   UpstreamBackend(UpstreamOptions options, boost::asio::io_context& ioc);
+  // Each exchange runs on the context `pick` returns (e.g. the I/O pool's
+  // next(), so upstream traffic spreads over the I/O threads).
+  using ContextPicker = std::function<boost::asio::io_context&()>;
+  UpstreamBackend(UpstreamOptions options, ContextPicker pick);
 
   // Never refuses immediately: connection problems arrive as on_error.
   std::unique_ptr<GenerationHandle> generate(std::shared_ptr<const BackendRequest> request,
@@ -72,7 +76,7 @@ class UpstreamBackend : public Backend {
  private:
   UpstreamOptions options_;
   HttpUrl url_;
-  boost::asio::io_context& ioc_;
+  ContextPicker pick_;
 };
 
 }  // namespace reprox::backend

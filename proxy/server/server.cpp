@@ -4,8 +4,8 @@
 
 namespace reprox {
 
-Server::Server(net::io_context& ioc, ServerOptions options, RequestHandler& handler)
-    : ioc_(ioc), options_(std::move(options)), handler_(handler), acceptor_(net::make_strand(ioc)),
+Server::Server(IoPool& pool, ServerOptions options, RequestHandler& handler)
+    : pool_(pool), options_(std::move(options)), handler_(handler), acceptor_(net::make_strand(pool.main())),
       tracker_(std::make_shared<ConnectionTracker>()) {}
 
 void Server::listen() {
@@ -29,8 +29,8 @@ void Server::begin_drain() {
 }
 
 void Server::do_accept() {
-  // Each connection gets its own strand.
-  acceptor_.async_accept(net::make_strand(ioc_),
+  // Each connection gets its own strand, on the next context of the pool.
+  acceptor_.async_accept(net::make_strand(pool_.next()),
                          [this](beast::error_code ec, tcp::socket socket) { on_accept(ec, std::move(socket)); });
 }
 

@@ -1,5 +1,5 @@
-// The HTTP server: an acceptor, N I/O threads running one io_context, the
-// connection cap, and graceful drain on SIGINT/SIGTERM.
+// The HTTP server: an acceptor, connections spread over the I/O pool's
+// contexts, the connection cap, and graceful drain on SIGINT/SIGTERM.
 #pragma once
 
 #include <functional>
@@ -9,13 +9,14 @@
 
 #include "proxy/server/connection_tracker.hpp"
 #include "proxy/server/http_session.hpp"
+#include "proxy/server/io_pool.hpp"
 #include "proxy/server/server_options.hpp"
 
 namespace reprox {
 
 class Server {
  public:
-  Server(net::io_context& ioc, ServerOptions options, RequestHandler& handler);
+  Server(IoPool& pool, ServerOptions options, RequestHandler& handler);
   // Binds and listens; throws on failure (start-up only).
   void listen();
   unsigned short port() const { return port_; }
@@ -28,7 +29,7 @@ class Server {
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
 
-  net::io_context& ioc_;
+  IoPool& pool_;
   ServerOptions options_;
   RequestHandler& handler_;
   tcp::acceptor acceptor_;

@@ -1,0 +1,33 @@
+#include "proxy/server/io_pool.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace reprox {
+
+IoPool::IoPool(int threads) {
+  const int n = std::max(1, threads);
+  for (int i = 0; i < n; ++i) {
+    // Hint 1: one thread runs it (other threads still post to it, so the
+    // scheduler keeps its locking).
+    contexts_.push_back(std::make_unique<boost::asio::io_context>(1));
+    guards_.emplace_back(boost::asio::make_work_guard(*contexts_.back()));
+  }
+}
+
+boost::asio::io_context& IoPool::next() {
+  return *contexts_[next_.fetch_add(1, std::memory_order_relaxed) % contexts_.size()];
+}
+
+void IoPool::run() {
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < contexts_.size(); ++i) threads.emplace_back([c = contexts_[i].get()] { c->run(); });
+  contexts_.front()->run();
+  for (auto& t : threads) t.join();
+}
+
+void IoPool::stop() {
+  for (auto& c : contexts_) c->stop();
+}
+
+}  // namespace reprox
