@@ -36,7 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+. "$repo/benchmarks/bench_lib.sh"
 wait_for_line() {  # file pattern
   for _ in $(seq 1 200); do
     grep -qE "$2" "$1" 2>/dev/null && return 0

@@ -7,7 +7,9 @@
 #   env: NKEYS (distinct cached requests wrk cycles through, 1), CONNECTIONS (16),
 #        DURATION (8s), CACHE_BYTES (the memory tier, 0: every hit is read from
 #        Redis; e.g. 268435456 to measure memory hits the same way), WRAP (a command prefix for reprox, e.g.
-#        "perf record -g -o /tmp/hit.data"; it is stopped with SIGINT at the end)
+#        "perf record -g -o /tmp/hit.data"; it is stopped with SIGINT at the end,
+#        which perf handles; a wrapper that ignores an inherited SIGINT, like
+#        strace, is not stopped)
 #
 # Prints req/s and, per request, the process CPU time (user + system, from
 # /proc/PID/stat before and after the measured wrk run) of each process.
@@ -19,22 +21,13 @@ NKEYS=${NKEYS:-1}
 CONNECTIONS=${CONNECTIONS:-16}
 DURATION=${DURATION:-8s}
 WORK=$(mktemp -d /tmp/reprox-hit-cpu-XXXXXX)
+. "$ROOT/benchmarks/bench_lib.sh"
 PIDS=()
 cleanup() {
   if [ -n "${WRAP:-}" ] && [ -n "${WRAP_PID:-}" ]; then kill -INT "$WRAP_PID" 2>/dev/null || true; wait "$WRAP_PID" 2>/dev/null || true; fi
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
+  stop_all "$WORK" "${PIDS[@]}"
 }
 trap cleanup EXIT
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wait_for_port() {  # log regex
-  for _ in $(seq 1 200); do
-    if m=$(grep -oE "$2" "$1" | head -1) && [ -n "$m" ]; then echo "$m" | grep -oE '[0-9]+$'; return 0; fi
-    sleep 0.05
-  done
-  echo "timed out waiting for /$2/ in $1" >&2; cat "$1" >&2; return 1
-}
 
 REDIS_PORT=$(free_port)
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &

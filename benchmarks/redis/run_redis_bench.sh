@@ -27,24 +27,15 @@ done
 [ -x "$REPROX_BIN" ] || { echo "reprox binary not found: $REPROX_BIN (pass it as the first argument)" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/reprox-redis-bench-XXXXXX)
+. "$ROOT/benchmarks/bench_lib.sh"
 PIDS=()
 cleanup() {
   # start_reprox runs in a command substitution (a subshell): its pids are in files.
   for f in "$WORK"/*.pid; do [ -f "$f" ] && PIDS+=("$(cat "$f")"); done
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
+  stop_all "$WORK" "${PIDS[@]}"
 }
 trap cleanup EXIT
 
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wait_for_line() {  # file regex -> first capture group
-  for _ in $(seq 1 200); do
-    if m=$(grep -oE "$2" "$1" | head -1) && [ -n "$m" ]; then echo "$m" | grep -oE '[0-9]+$'; return 0; fi
-    sleep 0.05
-  done
-  echo "timed out waiting for /$2/ in $1:" >&2; cat "$1" >&2; return 1
-}
 
 REDIS_PORT=$(free_port)
 REDIS_SOCK="$WORK/redis.sock"
@@ -58,7 +49,7 @@ for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && bre
 
 node "$ROOT/tests/upstream/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
 PIDS+=($!)
-UP_PORT=$(wait_for_line "$WORK/upstream.log" 'listening [0-9]+')
+UP_PORT=$(wait_for_port "$WORK/upstream.log" 'listening [0-9]+')
 
 start_reprox() {  # name extra-args...
   local name=$1; shift
@@ -67,7 +58,7 @@ start_reprox() {  # name extra-args...
   (cd "$WORK" && exec "$REPROX_BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
      --redis "$REDIS_URL" "${extra[@]}" "$@" >"$WORK/$name.log" 2>&1) &
   echo $! >"$WORK/$name.pid"
-  wait_for_line "$WORK/$name.log" 'reprox listening on [^ ]+:[0-9]+'
+  wait_for_port "$WORK/$name.log" 'reprox listening on [^ ]+:[0-9]+'
 }
 L2_PORT=$(start_reprox l2only --cache-bytes 0)
 L1_PORT=$(start_reprox l1l2)
