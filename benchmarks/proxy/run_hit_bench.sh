@@ -37,26 +37,17 @@ cleanup() {
 trap cleanup EXIT
 
 . "$repo/benchmarks/bench_lib.sh"
-wait_for_line() {  # file pattern
-  for _ in $(seq 1 200); do
-    grep -qE "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
 
 # 1. The scripted upstream and reprox (one I/O thread, pinned to one core).
 node "$repo/tests/upstream/scripted_upstream.js" --port 0 >"$work/upstream.log" 2>&1 &
 pids+=($!)
-wait_for_line "$work/upstream.log" '^listening [0-9]+'
-upstream_port="$(sed -n 's/^listening \([0-9]*\).*/\1/p' "$work/upstream.log")"
+upstream_port="$(wait_for_port "$work/upstream.log" '^listening [0-9]+')"
 
 printf '[server]\nthreads = 1\n' >"$work/reprox.toml"
 (cd "$work" && exec taskset -c "$server_cpu" "$reprox" serve --config "$work/reprox.toml" --threads 1 \
    --listen 127.0.0.1:0 --upstream "http://127.0.0.1:$upstream_port") >"$work/reprox.log" 2>&1 &
 pids+=($!)
-wait_for_line "$work/reprox.log" 'reprox listening on [^ ]+:[0-9]+'
-reprox_port="$(sed -n 's/.*reprox listening on [^ ]*:\([0-9]*\).*/\1/p' "$work/reprox.log" | head -1)"
+reprox_port="$(wait_for_port "$work/reprox.log" 'reprox listening on [^ ]+:[0-9]+')"
 
 # 2. Warm the cache and keep the exact answer bytes of a hit for nginx.
 export REPROX_BENCH_BODY_FILE="$here/hit_body.json"

@@ -7,9 +7,10 @@
 #   env: NKEYS (distinct cached requests wrk cycles through, 1), CONNECTIONS (16),
 #        DURATION (8s), CACHE_BYTES (the memory tier, 0: every hit is read from
 #        Redis; e.g. 268435456 to measure memory hits the same way), WRAP (a command prefix for reprox, e.g.
-#        "perf record -g -o /tmp/hit.data"; it is stopped with SIGINT at the end,
-#        which perf handles; a wrapper that ignores an inherited SIGINT, like
-#        strace, is not stopped)
+#        "perf record -g -o /tmp/hit.data"; it gets SIGINT at the end and up to
+#        5 s to write its output before it is killed: perf record handles
+#        that; a wrapper that waits for reprox to exit, like perf stat or
+#        strace, is killed without its output)
 #
 # Prints req/s and, per request, the process CPU time (user + system, from
 # /proc/PID/stat before and after the measured wrk run) of each process.
@@ -24,7 +25,11 @@ WORK=$(mktemp -d /tmp/reprox-hit-cpu-XXXXXX)
 . "$ROOT/benchmarks/bench_lib.sh"
 PIDS=()
 cleanup() {
-  if [ -n "${WRAP:-}" ] && [ -n "${WRAP_PID:-}" ]; then kill -INT "$WRAP_PID" 2>/dev/null || true; wait "$WRAP_PID" 2>/dev/null || true; fi
+  # WRAP gets SIGINT and up to 5 s to write its output, then is killed with the rest.
+  if [ -n "${WRAP:-}" ] && [ -n "${WRAP_PID:-}" ]; then
+    kill -INT "$WRAP_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$WRAP_PID" 2>/dev/null || break; sleep 0.1; done
+  fi
   stop_all "$WORK" "${PIDS[@]}"
 }
 trap cleanup EXIT
@@ -41,7 +46,8 @@ ${WRAP:-} "$BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1
   --redis "redis://127.0.0.1:$REDIS_PORT" --cache-bytes "${CACHE_BYTES:-0}" "$@" >"$WORK/reprox.log" 2>&1 &
 WRAP_PID=$!; PIDS+=($WRAP_PID)
 PORT=$(wait_for_port "$WORK/reprox.log" 'reprox listening on [^ ]+:[0-9]+')
-REPROX_PID=$(pgrep -n -f "$BIN serve")
+REPROX_PID=$WRAP_PID  # without WRAP, reprox itself; with it, the wrapper's child
+[ -n "${WRAP:-}" ] && REPROX_PID=$(pgrep -n -P "$WRAP_PID" -f "$BIN serve")
 
 BODY='{"model":"scripted-model","seed":SEED,"messages":[{"role":"user","content":"redis bench [[scripted: words=200]]"}]}'
 for i in $(seq 1 "$NKEYS"); do

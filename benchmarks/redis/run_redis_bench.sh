@@ -36,7 +36,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-
 REDIS_PORT=$(free_port)
 REDIS_SOCK="$WORK/redis.sock"
 REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
