@@ -14,7 +14,9 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-RedisValue copy_reply(const redisReply* r) {
+}  // namespace
+
+RedisValue copy_redis_reply(const redisReply* r) {
   RedisValue v;
   switch (r->type) {
     case REDIS_REPLY_INTEGER:
@@ -36,15 +38,13 @@ RedisValue copy_reply(const redisReply* r) {
     case REDIS_REPLY_ARRAY:
       v.type = RedisValue::Type::array;
       v.elements.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; ++i) v.elements.push_back(copy_reply(r->element[i]));
+      for (size_t i = 0; i < r->elements; ++i) v.elements.push_back(copy_redis_reply(r->element[i]));
       break;
     default:
       break;  // nil
   }
   return v;
 }
-
-}  // namespace
 
 RedisConnection::RedisConnection(RedisEndpoint endpoint, RedisTimeouts timeouts,
                                  std::shared_ptr<const std::vector<RedisScript>> scripts)
@@ -163,7 +163,7 @@ bool RedisConnection::pipeline(const std::vector<RedisArgv>& commands, std::vect
       close();
       return false;
     }
-    replies.push_back(copy_reply(static_cast<redisReply*>(raw)));
+    replies.push_back(copy_redis_reply(static_cast<redisReply*>(raw)));
     freeReplyObject(raw);
   }
   return true;

@@ -31,6 +31,9 @@ struct RedisValue {
   bool is_error() const { return type == Type::error; }
 };
 
+// Copies a hiredis reply (and its elements) into a RedisValue.
+RedisValue copy_redis_reply(const redisReply* reply);
+
 using RedisArgv = std::vector<std::string>;
 
 struct RedisTimeouts {

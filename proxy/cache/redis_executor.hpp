@@ -81,6 +81,8 @@ class RedisExecutor {
 
   TimerQueue& timer() { return timer_; }
   const CircuitBreaker& breaker() const { return breaker_; }
+  // The store's I/O-thread channels report to the same breaker.
+  CircuitBreaker& breaker_mut() { return breaker_; }
   const RedisExecutorOptions& options() const { return options_; }
   size_t shards() const { return shards_.size(); }
   void stop();

@@ -5,10 +5,15 @@
 #include <random>
 #include <stdexcept>
 
+#include <boost/asio/post.hpp>
+
 #include "proxy/cache/entry_codec.hpp"
+#include "proxy/cache/redis_io_channel.hpp"
 #include "proxy/cache/redis_script.hpp"
 
 namespace reprox {
+
+namespace net = boost::asio;
 
 namespace {
 
@@ -175,7 +180,33 @@ RedisStore::RedisStore(RedisStoreOptions options)
   executor_.timer().schedule_after(std::chrono::milliseconds(0), [this] { poll_epoch(); });
 }
 
-RedisStore::~RedisStore() { executor_.stop(); }
+RedisStore::~RedisStore() {
+  for (auto& channel : channels_) {
+    auto& io = channel->context();
+    if (io.stopped() || io.get_executor().running_in_this_thread()) {
+      channel->close();
+      continue;
+    }
+    auto closed = std::make_shared<std::promise<void>>();
+    auto done = closed->get_future();
+    net::post(io, [channel, closed] {
+      channel->close();
+      closed->set_value();
+    });
+    done.wait_for(std::chrono::seconds(1));
+  }
+  executor_.stop();
+}
+
+void RedisStore::run_lookups_on(const std::vector<net::io_context*>& contexts) {
+  const RedisExecutorOptions& e = executor_.options();
+  RedisIoChannelOptions o;
+  o.endpoint = e.endpoint;
+  o.timeouts = e.timeouts;
+  o.setup.push_back({"SCRIPT", "LOAD", kGetScript});
+  o.max_pending = std::max<size_t>(1, e.queue_capacity * e.connections);
+  for (auto* io : contexts) channels_.push_back(RedisIoChannel::create(*io, o, executor_.breaker_mut()));
+}
 
 std::chrono::milliseconds RedisStore::get_deadline() const {
   return options_.get_deadline.count() > 0 ? options_.get_deadline : executor_.options().timeouts.command;
@@ -230,10 +261,7 @@ void RedisStore::get_checked(const std::string& key, std::function<void(Lookup, 
 
 void RedisStore::get_checked_on(const std::string& key, PostFn post,
                                 std::function<void(Lookup, uint64_t)> done) {
-  auto job = std::make_shared<RedisJob>();
-  job->op = "get";
-  job->commands.push_back(get_command(key));
-  auto answer = [this, done = std::move(done)](RedisJobResult& r) {
+  auto answer = std::make_shared<Answer>([this, done = std::move(done)](RedisJobResult& r) {
     if (!r.ok) {
       ++misses_;
       return done(Lookup{LookupStatus::miss, {}}, 0);
@@ -242,16 +270,48 @@ void RedisStore::get_checked_on(const std::string& key, PostFn post,
     Lookup lookup = parse_get_reply(r.replies[0], seq);
     if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
     done(std::move(lookup), seq);
-  };
+  });
+  size_t key_hash = shard_of(key);
+  if (post && get_on_io_thread(key, key_hash, post, answer)) return;
+  get_on_executor(key, key_hash, std::move(post), std::move(answer));
+}
+
+bool RedisStore::get_on_io_thread(const std::string& key, size_t key_hash, const PostFn& post,
+                                  const std::shared_ptr<Answer>& answer) {
+  RedisIoChannel* channel = nullptr;
+  for (const auto& c : channels_)
+    if (c->context().get_executor().running_in_this_thread()) channel = c.get();
+  if (!channel || writes_in_flight(key_hash).load() != 0 || !channel->try_ready()) return false;
+  ++io_lookups_;
+  auto deadline = RedisIoChannel::Clock::now() + get_deadline();
+  channel->send(get_command(key), deadline, [this, key, key_hash, post, answer](RedisIoResult& r) {
+    // SCRIPT FLUSH on a live server: the executor's path re-sends it as EVAL.
+    if (r.ok && r.reply.is_error() && r.reply.str.rfind("NOSCRIPT", 0) == 0)
+      return get_on_executor(key, key_hash, post, answer);
+    if (!r.ok) count_error("get");
+    auto result = std::make_shared<RedisJobResult>();
+    result->ok = r.ok;
+    result->error = std::move(r.error);
+    if (r.ok) result->replies.push_back(std::move(r.reply));
+    post([answer, result] { (*answer)(*result); });
+  });
+  return true;
+}
+
+void RedisStore::get_on_executor(const std::string& key, size_t key_hash, PostFn post,
+                                 std::shared_ptr<Answer> answer) {
+  auto job = std::make_shared<RedisJob>();
+  job->op = "get";
+  job->commands.push_back(get_command(key));
   if (!post) {
-    job->done = std::move(answer);
+    job->done = [answer = std::move(answer)](RedisJobResult& r) { (*answer)(r); };
   } else {
     job->done = [post = std::move(post), answer = std::move(answer)](RedisJobResult& r) {
       auto result = std::make_shared<RedisJobResult>(std::move(r));
-      post([answer, result] { answer(*result); });
+      post([answer, result] { (*answer)(*result); });
     };
   }
-  executor_.submit(shard_of(key), job, TimerQueue::Clock::now() + get_deadline());
+  executor_.submit(key_hash, job, TimerQueue::Clock::now() + get_deadline());
 }
 
 void RedisStore::get(const std::string& key, std::function<void(Lookup)> done) {
@@ -272,17 +332,25 @@ void RedisStore::put(const std::string& key, std::shared_ptr<const Generation> g
   job->commands.push_back({"EVALSHA", put_sha(), "1", redis_key(key), options_.prefix, generation->model,
                            generation->ns, std::to_string(now_unix_ms()), std::to_string(ttl_ms),
                            encode_generation(*generation)});
-  job->done = [this](RedisJobResult& r) {
+  size_t key_hash = shard_of(key);
+  auto& in_flight = writes_in_flight(key_hash);
+  ++in_flight;  // before submit: done may run inline
+  job->done = [this, &in_flight](RedisJobResult& r) {
     if (r.ok && r.replies[0].is_error()) count_error("put");
+    --in_flight;
   };
-  executor_.submit(shard_of(key), job);
+  executor_.submit(key_hash, job);
 }
 
 void RedisStore::erase(const std::string& key) {
   auto job = std::make_shared<RedisJob>();
   job->op = "erase";
   job->commands.push_back({"DEL", redis_key(key)});
-  executor_.submit(shard_of(key), job);
+  size_t key_hash = shard_of(key);
+  auto& in_flight = writes_in_flight(key_hash);
+  ++in_flight;
+  job->done = [&in_flight](RedisJobResult&) { --in_flight; };
+  executor_.submit(key_hash, job);
 }
 
 void RedisStore::purge(const PurgeScope& scope, std::function<void(bool)> done) {
@@ -340,7 +408,7 @@ void RedisStore::poll_epoch() {
 }
 
 RedisStoreStats RedisStore::stats() const {
-  return RedisStoreStats{hits_.load(), misses_.load(), errors_.load(), stale_.load()};
+  return RedisStoreStats{hits_.load(), misses_.load(), errors_.load(), stale_.load(), io_lookups_.load()};
 }
 
 }  // namespace reprox

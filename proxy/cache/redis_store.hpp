@@ -10,6 +10,15 @@
 // workers' malloc arenas from growing and being trimmed (madvise, page
 // faults) on every batch, which cost more than the Redis round trip.
 //
+// Lookups on the I/O threads: after run_lookups_on(contexts), a get_on()
+// called on the thread of one of those contexts goes out on that context's
+// own Redis connection (RedisIoChannel) and is answered on the same thread,
+// with no worker hand-off. It takes the executor's path instead while the
+// channel is not ready, and while a put or erase of a key in the same slot
+// (of `kWriteSlots`) is still in flight: that keeps "a get after a put sees
+// the put", which the executor gets from running one key's jobs in order on
+// one connection.
+//
 // Failing open: when Redis is slow, down or the breaker is open, get()
 // answers a miss within `get_deadline` and put() skips the write; every such
 // event is reported to `on_error(op)` (reprox_cache_store_errors_total
@@ -27,6 +36,7 @@
 // trip), so a purge on any instance takes effect for every lookup at once.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -35,7 +45,13 @@
 #include "proxy/cache/cache_store.hpp"
 #include "proxy/cache/redis_executor.hpp"
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace reprox {
+
+class RedisIoChannel;
 
 struct RedisStoreOptions {
   RedisEndpoint endpoint;
@@ -60,13 +76,20 @@ struct PurgeScope {
 
 struct RedisStoreStats {
   uint64_t hits = 0, misses = 0, errors = 0, stale = 0;
+  uint64_t io_lookups = 0;  // lookups sent on an I/O thread's own connection
 };
 
 class RedisStore final : public CacheStore {
  public:
   // Never fails because Redis is down; throws only on bad options.
   explicit RedisStore(RedisStoreOptions options);
+  // Closes the I/O-thread channels: their contexts must be running (the
+  // close is posted and waited for, at most a second) or stopped.
   ~RedisStore() override;
+
+  // Opens one Redis connection per context for the lookups made on that
+  // context's thread (see the top of this file). Call once, before serving.
+  void run_lookups_on(const std::vector<boost::asio::io_context*>& contexts);
 
   void get(const std::string& key, std::function<void(Lookup)> done) override;
   void put(const std::string& key, std::shared_ptr<const Generation> generation,
@@ -115,6 +138,12 @@ class RedisStore final : public CacheStore {
   std::chrono::milliseconds get_deadline() const;
 
  private:
+  using Answer = std::function<void(RedisJobResult&)>;
+  static constexpr size_t kWriteSlots = 1024;
+  std::atomic<uint32_t>& writes_in_flight(size_t key_hash) { return writes_in_flight_[key_hash % kWriteSlots]; }
+  bool get_on_io_thread(const std::string& key, size_t key_hash, const PostFn& post,
+                        const std::shared_ptr<Answer>& answer);
+  void get_on_executor(const std::string& key, size_t key_hash, PostFn post, std::shared_ptr<Answer> answer);
   void count_error(const char* op);
   void observe_seq(uint64_t seq);
   void poll_epoch();
@@ -124,7 +153,9 @@ class RedisStore final : public CacheStore {
   std::atomic<uint64_t> seq_{0};
   std::mutex listener_mutex_;
   std::function<void(uint64_t)> listener_;
-  std::atomic<uint64_t> hits_{0}, misses_{0}, errors_{0}, stale_{0};
+  std::atomic<uint64_t> hits_{0}, misses_{0}, errors_{0}, stale_{0}, io_lookups_{0};
+  std::array<std::atomic<uint32_t>, kWriteSlots> writes_in_flight_{};
+  std::vector<std::shared_ptr<RedisIoChannel>> channels_;  // set once, before serving
   size_t poll_shard_ = 0;  // timer thread only
   RedisExecutor executor_;  // last: its threads call back into the members above
 };

@@ -19,6 +19,12 @@ boost::asio::io_context& IoPool::next() {
   return *contexts_[next_.fetch_add(1, std::memory_order_relaxed) % contexts_.size()];
 }
 
+std::vector<boost::asio::io_context*> IoPool::contexts() const {
+  std::vector<boost::asio::io_context*> out;
+  for (const auto& c : contexts_) out.push_back(c.get());
+  return out;
+}
+
 void IoPool::run() {
   std::vector<std::thread> threads;
   for (size_t i = 1; i < contexts_.size(); ++i) threads.emplace_back([c = contexts_[i].get()] { c->run(); });

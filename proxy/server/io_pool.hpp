@@ -32,6 +32,8 @@ class IoPool {
   // The next context, round-robin; thread-safe.
   boost::asio::io_context& next();
   size_t size() const { return contexts_.size(); }
+  // Every context, context 0 first (e.g. to give each its own connections).
+  std::vector<boost::asio::io_context*> contexts() const;
 
   // Runs context 0 on the calling thread and the others on their own
   // threads; returns after stop() once every thread has finished.

@@ -11,6 +11,7 @@
 #include "proxy/cache/memory_store.hpp"
 #include "proxy/cache/redis_store.hpp"
 #include "proxy/cache/tiered_store.hpp"
+#include "tests/redis/io_thread.hpp"
 #include "tests/redis/redis_server.hpp"
 #include "tests/redis/test_util.hpp"
 
@@ -60,6 +61,34 @@ struct TieredHarness : Harness {
   RedisStore redis{redis_options()};
   TieredStore tiered{memory, redis};
   CacheStore& store() override { return tiered; }
+  const char* hit_tier() const override { return "memory"; }
+};
+
+// The same stores with every get made on an I/O thread: the Redis store then
+// looks up on that thread's own connection (RedisIoChannel).
+struct RedisOnIoHarness : Harness {
+  RedisOnIoHarness() {
+    shared_redis().command({"FLUSHALL"});
+    redis.run_lookups_on({&io.io()});
+  }
+  testing::IoThread io;  // first: outlives the store
+  RedisStore redis{redis_options()};
+  testing::OnIoThreadStore on_io{redis, io};
+  CacheStore& store() override { return on_io; }
+  const char* hit_tier() const override { return "redis"; }
+};
+
+struct TieredOnIoHarness : Harness {
+  TieredOnIoHarness() {
+    shared_redis().command({"FLUSHALL"});
+    redis.run_lookups_on({&io.io()});
+  }
+  testing::IoThread io;
+  MemoryStore memory{MemoryStoreOptions{64ull << 20, 3600s}};
+  RedisStore redis{redis_options()};
+  TieredStore tiered{memory, redis};
+  testing::OnIoThreadStore on_io{tiered, io};
+  CacheStore& store() override { return on_io; }
   const char* hit_tier() const override { return "memory"; }
 };
 
@@ -237,7 +266,9 @@ INSTANTIATE_TEST_SUITE_P(
     Stores, CacheStoreConformance,
     ::testing::Values(StoreKind{"memory", [] { return std::unique_ptr<Harness>(new MemoryHarness); }},
                       StoreKind{"redis", [] { return std::unique_ptr<Harness>(new RedisHarness); }},
-                      StoreKind{"tiered", [] { return std::unique_ptr<Harness>(new TieredHarness); }}),
+                      StoreKind{"tiered", [] { return std::unique_ptr<Harness>(new TieredHarness); }},
+                      StoreKind{"redis_on_io", [] { return std::unique_ptr<Harness>(new RedisOnIoHarness); }},
+                      StoreKind{"tiered_on_io", [] { return std::unique_ptr<Harness>(new TieredOnIoHarness); }}),
     [](const ::testing::TestParamInfo<StoreKind>& info) { return std::string(info.param.name); });
 
 }  // namespace
