@@ -59,6 +59,7 @@ void load_config_file(const std::string& path, Config& c) {
       {"redis.connect_timeout_ms", setter(c.redis_connect_timeout_ms, "redis.connect_timeout_ms", 1)},
       {"redis.command_timeout_ms", setter(c.redis_command_timeout_ms, "redis.command_timeout_ms", 1)},
       {"redis.connections", setter(c.redis_connections, "redis.connections", 1)},
+      {"redis.io_lookups", setter(c.redis_io_lookups, "redis.io_lookups")},
       {"redis.queue_capacity", setter(c.redis_queue_capacity, "redis.queue_capacity", 1)},
       {"redis.breaker_failures", setter(c.redis_breaker_failures, "redis.breaker_failures", 1)},
       {"redis.breaker_cooldown_ms", setter(c.redis_breaker_cooldown_ms, "redis.breaker_cooldown_ms", 1)},

@@ -30,6 +30,7 @@ struct Config {
   int64_t redis_connect_timeout_ms = 100;
   int64_t redis_command_timeout_ms = 50;  // also the longest a lookup waits
   int64_t redis_connections = 4;          // connections = worker threads
+  bool redis_io_lookups = true;           // lookups on each I/O thread's own connection
   int64_t redis_queue_capacity = 256;     // queued commands per connection
   int64_t redis_breaker_failures = 5;     // consecutive failures that open the breaker
   int64_t redis_breaker_cooldown_ms = 250;

@@ -94,7 +94,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
     spdlog::info("shared cache tier: redis at {} (connect timeout {} ms, command timeout {} ms, {} connections)",
                  ro.endpoint.describe(), connect_ms, command_ms, ro.connections);
     redis = std::make_unique<RedisStore>(std::move(ro));
-    redis->run_lookups_on(pool.contexts());
+    if (config.redis_io_lookups) redis->run_lookups_on(pool.contexts());
     tiered = std::make_unique<TieredStore>(memory, *redis);
     RedisCounterOptions co;
     co.interval = std::chrono::milliseconds(config.redis_stats_interval_ms);

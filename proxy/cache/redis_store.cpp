@@ -8,7 +8,7 @@
 #include <boost/asio/post.hpp>
 
 #include "proxy/cache/entry_codec.hpp"
-#include "proxy/cache/redis_io_channel.hpp"
+#include "proxy/cache/redis_io_lookup.hpp"
 #include "proxy/cache/redis_script.hpp"
 
 namespace reprox {
@@ -50,9 +50,11 @@ redis.call('SET', KEYS[1], h .. ARGV[2] .. ARGV[3] .. ARGV[6], 'PX', ARGV[5])
 return 1
 )lua";
 
-// KEYS[1] the scope's epoch; ARGV[1] prefix. Returns the new epoch:seq.
+// KEYS[1] the scope's epoch; ARGV[1] prefix, ARGV[2] a fresh epoch:seq (see
+// fresh_epoch_seq) in case the key is gone. Returns the new epoch:seq.
 constexpr const char* kPurgeScript = R"lua(
 redis.call('INCR', KEYS[1])
+redis.call('SET', ARGV[1] .. 'epoch:seq', ARGV[2], 'NX')
 return redis.call('INCR', ARGV[1] .. 'epoch:seq')
 )lua";
 
@@ -107,11 +109,6 @@ const std::string& put_sha() { return (*store_scripts())[1].sha; }
 const std::string& purge_sha() { return (*store_scripts())[2].sha; }
 const std::string& count_sha() { return (*store_scripts())[3].sha; }
 
-bool parse_u64(std::string_view s, uint64_t& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
 uint64_t seq_of(const RedisValue& v) {
   uint64_t seq = 0;
   if (v.type == RedisValue::Type::integer) return uint64_t(v.integer);
@@ -119,23 +116,13 @@ uint64_t seq_of(const RedisValue& v) {
   return seq;
 }
 
-// Splits "<7 comma-separated numbers>;" model ns blob.
+// Splits "<7 comma-separated numbers>;" model ns blob and decodes the blob.
 bool parse_entry(std::string_view v, int64_t& stored_ms, Generation& gen) {
-  auto semi = v.find(';');
-  if (semi == std::string_view::npos || semi > 200) return false;
-  std::string_view header = v.substr(0, semi);
-  uint64_t f[7];
-  for (int i = 0; i < 7; ++i) {
-    auto comma = header.find(',');
-    if ((comma == std::string_view::npos) != (i == 6)) return false;
-    if (!parse_u64(header.substr(0, comma), f[i])) return false;
-    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
-  }
-  std::string_view rest = v.substr(semi + 1);
-  if (f[3] > rest.size() || f[4] > rest.size() - f[3]) return false;
-  stored_ms = int64_t(f[5]);
-  if (decode_generation(rest.substr(f[3] + f[4]), gen) != CodecError::none) return false;
-  return gen.model == rest.substr(0, f[3]) && gen.ns == rest.substr(f[3], f[4]) && gen.complete();
+  EntryHeader h;
+  if (!parse_entry_header(v, h)) return false;
+  stored_ms = h.stored_ms;
+  if (decode_generation(h.blob, gen) != CodecError::none) return false;
+  return gen.model == h.model && gen.ns == h.ns && gen.complete();
 }
 
 std::string random_instance_id() {
@@ -181,7 +168,8 @@ RedisStore::RedisStore(RedisStoreOptions options)
 }
 
 RedisStore::~RedisStore() {
-  for (auto& channel : channels_) {
+  for (auto& lookup : lookups_on_io_) {
+    auto channel = lookup->channel_ptr();
     auto& io = channel->context();
     if (io.stopped() || io.get_executor().running_in_this_thread()) {
       channel->close();
@@ -203,9 +191,11 @@ void RedisStore::run_lookups_on(const std::vector<net::io_context*>& contexts) {
   RedisIoChannelOptions o;
   o.endpoint = e.endpoint;
   o.timeouts = e.timeouts;
-  o.setup.push_back({"SCRIPT", "LOAD", kGetScript});
+  o.setup = RedisIoLookup::setup_commands(options_.prefix);
   o.max_pending = std::max<size_t>(1, e.queue_capacity * e.connections);
-  for (auto* io : contexts) channels_.push_back(RedisIoChannel::create(*io, o, executor_.breaker_mut()));
+  for (auto* io : contexts)
+    lookups_on_io_.push_back(
+        std::make_unique<RedisIoLookup>(RedisIoChannel::create(*io, o, executor_.breaker_mut()), options_.prefix));
 }
 
 std::chrono::milliseconds RedisStore::get_deadline() const {
@@ -234,25 +224,59 @@ Lookup RedisStore::parse_get_reply(const RedisValue& reply, uint64_t& seq) {
   seq = seq_of(reply.elements[0]);
   observe_seq(seq);
   if (reply.elements.size() == 2) ++stale_;
-  if (reply.elements.size() != 3) {
+  if (reply.elements.size() != 3 || reply.elements[1].type != RedisValue::Type::string) {
     ++misses_;
     return {};
   }
+  long long pttl = reply.elements[2].integer;
+  return decode_hit(reply.elements[1].str, pttl > 0 ? now_unix_ms() + pttl : 0);
+}
+
+Lookup RedisStore::decode_hit(std::string_view value, int64_t expires_unix_ms) {
   auto gen = std::make_shared<Generation>();
   int64_t stored_ms = 0;
-  if (reply.elements[1].type != RedisValue::Type::string || !parse_entry(reply.elements[1].str, stored_ms, *gen)) {
+  if (!parse_entry(value, stored_ms, *gen)) {
     count_error("decode");
     return {LookupStatus::error, {}};
   }
   ++hits_;
   Lookup out{LookupStatus::hit, {}};
-  int64_t now = now_unix_ms();
   out.entry.generation = std::move(gen);
   out.entry.stored_unix_ms = stored_ms;
-  long long pttl = reply.elements[2].integer;
-  out.entry.expires_unix_ms = pttl > 0 ? now + pttl : 0;
+  out.entry.expires_unix_ms = expires_unix_ms;
   out.entry.tier = tier();
   return out;
+}
+
+void RedisStore::finish_from_script(RedisJobResult& r, const CheckedDone& done) {
+  if (!r.ok) {
+    ++misses_;
+    return done(Lookup{LookupStatus::miss, {}}, 0);
+  }
+  uint64_t seq = 0;
+  Lookup lookup = parse_get_reply(r.replies[0], seq);
+  if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
+  done(std::move(lookup), seq);
+}
+
+void RedisStore::finish_from_io(RedisIoLookupResult& r, const CheckedDone& done) {
+  using Outcome = RedisIoLookup::Outcome;
+  if (r.outcome == Outcome::failed) {
+    ++misses_;
+    return done(Lookup{LookupStatus::miss, {}}, 0);
+  }
+  observe_seq(r.seq);
+  if (r.outcome != Outcome::hit) {
+    if (r.outcome == Outcome::stale) ++stale_;
+    ++misses_;
+    return done(Lookup{LookupStatus::miss, {}}, r.seq);
+  }
+  // The entry's own stored time and TTL (what the put script set PX from).
+  EntryHeader h;
+  int64_t expires = parse_entry_header(r.value, h) && h.ttl_ms > 0 ? h.stored_ms + h.ttl_ms : 0;
+  Lookup lookup = decode_hit(r.value, expires);
+  if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
+  done(std::move(lookup), r.seq);
 }
 
 void RedisStore::get_checked(const std::string& key, std::function<void(Lookup, uint64_t)> done) {
@@ -261,54 +285,41 @@ void RedisStore::get_checked(const std::string& key, std::function<void(Lookup, 
 
 void RedisStore::get_checked_on(const std::string& key, PostFn post,
                                 std::function<void(Lookup, uint64_t)> done) {
-  auto answer = std::make_shared<Answer>([this, done = std::move(done)](RedisJobResult& r) {
-    if (!r.ok) {
-      ++misses_;
-      return done(Lookup{LookupStatus::miss, {}}, 0);
-    }
-    uint64_t seq = 0;
-    Lookup lookup = parse_get_reply(r.replies[0], seq);
-    if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
-    done(std::move(lookup), seq);
-  });
+  auto shared_done = std::make_shared<const CheckedDone>(std::move(done));
   size_t key_hash = shard_of(key);
-  if (post && get_on_io_thread(key, key_hash, post, answer)) return;
-  get_on_executor(key, key_hash, std::move(post), std::move(answer));
+  if (post && get_on_io_thread(key, key_hash, post, shared_done)) return;
+  get_on_executor(key, key_hash, std::move(post), std::move(shared_done));
 }
 
 bool RedisStore::get_on_io_thread(const std::string& key, size_t key_hash, const PostFn& post,
-                                  const std::shared_ptr<Answer>& answer) {
-  RedisIoChannel* channel = nullptr;
-  for (const auto& c : channels_)
-    if (c->context().get_executor().running_in_this_thread()) channel = c.get();
-  if (!channel || writes_in_flight(key_hash).load() != 0 || !channel->try_ready()) return false;
+                                  const std::shared_ptr<const CheckedDone>& done) {
+  RedisIoLookup* here = nullptr;
+  for (const auto& l : lookups_on_io_)
+    if (l->channel().context().get_executor().running_in_this_thread()) here = l.get();
+  if (!here || writes_in_flight(key_hash).load() != 0 || !here->try_ready()) return false;
   ++io_lookups_;
   auto deadline = RedisIoChannel::Clock::now() + get_deadline();
-  channel->send(get_command(key), deadline, [this, key, key_hash, post, answer](RedisIoResult& r) {
-    // SCRIPT FLUSH on a live server: the executor's path re-sends it as EVAL.
-    if (r.ok && r.reply.is_error() && r.reply.str.rfind("NOSCRIPT", 0) == 0)
-      return get_on_executor(key, key_hash, post, answer);
-    if (!r.ok) count_error("get");
-    auto result = std::make_shared<RedisJobResult>();
-    result->ok = r.ok;
-    result->error = std::move(r.error);
-    if (r.ok) result->replies.push_back(std::move(r.reply));
-    post([answer, result] { (*answer)(*result); });
+  here->lookup(redis_key(key), deadline, [this, key, key_hash, post, done](RedisIoLookup::Result& r) {
+    if (r.outcome == RedisIoLookup::Outcome::fallback) return get_on_executor(key, key_hash, post, done);
+    if (r.outcome == RedisIoLookup::Outcome::failed) count_error("get");
+    // Decoded on the caller's executor, as on the executor's path.
+    auto result = std::make_shared<RedisIoLookup::Result>(std::move(r));
+    post([this, result, done] { finish_from_io(*result, *done); });
   });
   return true;
 }
 
 void RedisStore::get_on_executor(const std::string& key, size_t key_hash, PostFn post,
-                                 std::shared_ptr<Answer> answer) {
+                                 std::shared_ptr<const CheckedDone> done) {
   auto job = std::make_shared<RedisJob>();
   job->op = "get";
   job->commands.push_back(get_command(key));
   if (!post) {
-    job->done = [answer = std::move(answer)](RedisJobResult& r) { (*answer)(r); };
+    job->done = [this, done = std::move(done)](RedisJobResult& r) { finish_from_script(r, *done); };
   } else {
-    job->done = [post = std::move(post), answer = std::move(answer)](RedisJobResult& r) {
+    job->done = [this, post = std::move(post), done = std::move(done)](RedisJobResult& r) {
       auto result = std::make_shared<RedisJobResult>(std::move(r));
-      post([answer, result] { (*answer)(*result); });
+      post([this, done, result] { finish_from_script(*result, *done); });
     };
   }
   executor_.submit(key_hash, job, TimerQueue::Clock::now() + get_deadline());
@@ -362,7 +373,7 @@ void RedisStore::purge(const PurgeScope& scope, std::function<void(bool)> done) 
   }
   auto job = std::make_shared<RedisJob>();
   job->op = "purge";
-  job->commands.push_back({"EVALSHA", purge_sha(), "1", epoch, options_.prefix});
+  job->commands.push_back({"EVALSHA", purge_sha(), "1", epoch, options_.prefix, fresh_epoch_seq()});
   job->done = [this, done = std::move(done)](RedisJobResult& r) {
     bool ok = r.ok && r.replies[0].type == RedisValue::Type::integer;
     if (r.ok && !ok) count_error("purge");

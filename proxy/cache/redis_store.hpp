@@ -41,6 +41,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "proxy/cache/cache_store.hpp"
 #include "proxy/cache/redis_executor.hpp"
@@ -51,7 +53,8 @@ class io_context;
 
 namespace reprox {
 
-class RedisIoChannel;
+class RedisIoLookup;
+struct RedisIoLookupResult;
 
 struct RedisStoreOptions {
   RedisEndpoint endpoint;
@@ -138,12 +141,15 @@ class RedisStore final : public CacheStore {
   std::chrono::milliseconds get_deadline() const;
 
  private:
-  using Answer = std::function<void(RedisJobResult&)>;
+  using CheckedDone = std::function<void(Lookup, uint64_t seq)>;
   static constexpr size_t kWriteSlots = 1024;
   std::atomic<uint32_t>& writes_in_flight(size_t key_hash) { return writes_in_flight_[key_hash % kWriteSlots]; }
   bool get_on_io_thread(const std::string& key, size_t key_hash, const PostFn& post,
-                        const std::shared_ptr<Answer>& answer);
-  void get_on_executor(const std::string& key, size_t key_hash, PostFn post, std::shared_ptr<Answer> answer);
+                        const std::shared_ptr<const CheckedDone>& done);
+  void get_on_executor(const std::string& key, size_t key_hash, PostFn post, std::shared_ptr<const CheckedDone> done);
+  void finish_from_script(RedisJobResult& r, const CheckedDone& done);
+  void finish_from_io(RedisIoLookupResult& r, const CheckedDone& done);
+  Lookup decode_hit(std::string_view value, int64_t expires_unix_ms);
   void count_error(const char* op);
   void observe_seq(uint64_t seq);
   void poll_epoch();
@@ -155,7 +161,7 @@ class RedisStore final : public CacheStore {
   std::function<void(uint64_t)> listener_;
   std::atomic<uint64_t> hits_{0}, misses_{0}, errors_{0}, stale_{0}, io_lookups_{0};
   std::array<std::atomic<uint32_t>, kWriteSlots> writes_in_flight_{};
-  std::vector<std::shared_ptr<RedisIoChannel>> channels_;  // set once, before serving
+  std::vector<std::unique_ptr<RedisIoLookup>> lookups_on_io_;  // one per context; set once, before serving
   size_t poll_shard_ = 0;  // timer thread only
   RedisExecutor executor_;  // last: its threads call back into the members above
 };

@@ -45,6 +45,7 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.redis_connect_timeout_ms, d.redis_connect_timeout_ms);
   EXPECT_EQ(loaded.redis_command_timeout_ms, d.redis_command_timeout_ms);
   EXPECT_EQ(loaded.redis_connections, d.redis_connections);
+  EXPECT_EQ(loaded.redis_io_lookups, d.redis_io_lookups);
   EXPECT_EQ(loaded.redis_queue_capacity, d.redis_queue_capacity);
   EXPECT_EQ(loaded.redis_breaker_failures, d.redis_breaker_failures);
   EXPECT_EQ(loaded.redis_breaker_cooldown_ms, d.redis_breaker_cooldown_ms);
@@ -98,6 +99,7 @@ redis = "redis://127.0.0.1:6400/2"
 connect_timeout_ms = 250
 command_timeout_ms = 20
 connections = 2
+io_lookups = false
 queue_capacity = 64
 breaker_failures = 3
 breaker_cooldown_ms = 500
@@ -111,6 +113,7 @@ stats_interval_ms = 0
   EXPECT_EQ(c.redis_connect_timeout_ms, 250);
   EXPECT_EQ(c.redis_command_timeout_ms, 20);
   EXPECT_EQ(c.redis_connections, 2);
+  EXPECT_FALSE(c.redis_io_lookups);
   EXPECT_EQ(c.redis_queue_capacity, 64);
   EXPECT_EQ(c.redis_breaker_failures, 3);
   EXPECT_EQ(c.redis_breaker_cooldown_ms, 500);
