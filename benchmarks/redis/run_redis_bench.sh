@@ -2,7 +2,7 @@
 # Cache-hit throughput through the Redis tier, against Redis itself.
 #
 #   benchmarks/redis/run_redis_bench.sh [REPROX_BIN]
-#   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 2),
+#   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 2), ROUNDS (3),
 #        WORDS (filler words per answer, 200), REPROX_THREADS (reprox I/O threads; default: reprox's),
 #        REDIS_UNIX (1: reprox and redis-benchmark both reach Redis over its unix
 #        socket instead of loopback TCP; wrk still speaks HTTP over TCP)
@@ -12,14 +12,16 @@
 # memory tier stores nothing, so every hit is read from Redis) and "L1+L2"
 # (default memory tier). One request is stored, then wrk replays it (all
 # hits) against each instance; redis-benchmark GETs a value of the stored
-# entry's size with the same concurrency on the same server. Prints req/s,
-# p50/p99 and the ratios reprox(L2 only)/redis GET and reprox(L1+L2)/redis GET.
+# entry's size with the same concurrency on the same server. Prints, per
+# round, req/s, p50/p99 and the ratios reprox(L2 only)/redis GET and
+# reprox(L1+L2)/redis GET, then the median ratios over the rounds.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPROX_BIN=$(realpath "${1:-${REPROX_BIN:-$ROOT/build/reprox}}")
 CONNECTIONS=${CONNECTIONS:-16}
 DURATION=${DURATION:-10s}
 THREADS=${THREADS:-2}
+ROUNDS=${ROUNDS:-3}
 WORDS=${WORDS:-200}
 for tool in redis-server redis-cli redis-benchmark wrk node curl; do
   command -v $tool >/dev/null || { echo "missing: $tool" >&2; exit 1; }
@@ -96,23 +98,34 @@ run_wrk() {  # port -> "rps p50 p99 errors requests"
   wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" -s "$WORK/post.lua" "http://127.0.0.1:$1/v1/chat/completions" |
     awk '/^RESULT/ {print $2, $3, $4, $5, $6}'
 }
-read -r L2_RPS L2_P50 L2_P99 L2_ERR L2_N < <(run_wrk "$L2_PORT")
-read -r L1_RPS L1_P50 L1_P99 L1_ERR L1_N < <(run_wrk "$L1_PORT")
-HITS_FROM_REDIS=$(curl -s "http://127.0.0.1:$L2_PORT/metrics" | awk '/^reprox_cache_lookups_total\{.*result="hit"/ {print $2}')
+run_rb() {  # -> "rps p50 p99": GET of a value of the entry's size, same concurrency
+  redis-benchmark "${RB_TARGET[@]}" -t get -d "$VALUE_BYTES" -c "$CONNECTIONS" -n "$1" --csv >"$WORK/rb.csv"
+  # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+  awk -F, '/"GET"/ { gsub(/"/, ""); print $2, $5, $7 }' "$WORK/rb.csv"
+}
 
-# redis-benchmark: GET of a value of the entry's size, same concurrency.
-REQUESTS=$(awk -v r="$L2_RPS" 'BEGIN { n = int(r * 10); if (n < 100000) n = 100000; print n }')
-redis-benchmark "${RB_TARGET[@]}" -t get -d "$VALUE_BYTES" -c "$CONNECTIONS" -n "$REQUESTS" --csv >"$WORK/rb.csv"
-# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-read -r RB_RPS RB_P50 RB_P99 < <(awk -F, '/"GET"/ { gsub(/"/, ""); print $2, $5, $7 }' "$WORK/rb.csv")
-
-echo "reprox Redis-tier benchmark: $CONNECTIONS connections, wrk $THREADS threads, $DURATION; $(nproc) CPUs; Redis at $REDIS_URL"
+echo "reprox Redis-tier benchmark: $CONNECTIONS connections, wrk $THREADS threads, $DURATION per run, $ROUNDS rounds; $(nproc) CPUs; Redis at $REDIS_URL"
 echo "entry in Redis: $VALUE_BYTES bytes; response body: $RESPONSE_BYTES bytes"
-printf '%-32s %12s %10s %10s %8s\n' "" "req/s" "p50 ms" "p99 ms" "errors"
-printf '%-32s %12.1f %10.3f %10.3f %8s\n' "reprox hit, L2 only (redis)" "$L2_RPS" "$L2_P50" "$L2_P99" "$L2_ERR"
-printf '%-32s %12.1f %10.3f %10.3f %8s\n' "reprox hit, L1+L2 (memory)" "$L1_RPS" "$L1_P50" "$L1_P99" "$L1_ERR"
-printf '%-32s %12.1f %10.3f %10.3f %8s\n' "redis-benchmark GET -d $VALUE_BYTES" "$RB_RPS" "$RB_P50" "$RB_P99" "-"
-awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" 'BEGIN {
-  printf "ratio reprox L2-only / redis GET: %.2f (goal >= 0.5)\n", a / r
-  printf "ratio reprox L1+L2  / redis GET: %.2f\n", b / r }'
-echo "hits counted by the L2-only instance (warm-up + measured): $HITS_FROM_REDIS"
+printf '%-6s %-32s %12s %10s %10s %8s\n' "round" "" "req/s" "p50 ms" "p99 ms" "errors"
+# Each round measures all three back to back, so a ratio compares runs made
+# under the same load on the box; the summary is the median round.
+: >"$WORK/ratios"
+for round in $(seq 1 "$ROUNDS"); do
+  read -r L2_RPS L2_P50 L2_P99 L2_ERR L2_N < <(run_wrk "$L2_PORT")
+  read -r L1_RPS L1_P50 L1_P99 L1_ERR L1_N < <(run_wrk "$L1_PORT")
+  REQUESTS=$(awk -v r="$L2_RPS" -v d="${DURATION%s}" 'BEGIN { n = int(r * 3 * d); if (n < 100000) n = 100000; print n }')
+  read -r RB_RPS RB_P50 RB_P99 < <(run_rb "$REQUESTS")
+  printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "reprox hit, L2 only (redis)" "$L2_RPS" "$L2_P50" "$L2_P99" "$L2_ERR"
+  printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "reprox hit, L1+L2 (memory)" "$L1_RPS" "$L1_P50" "$L1_P99" "$L1_ERR"
+  printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "redis-benchmark GET -d $VALUE_BYTES" "$RB_RPS" "$RB_P50" "$RB_P99" "-"
+  awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" -v n="$round" 'BEGIN {
+    printf "%-6s ratio L2-only / redis GET %.2f, L1+L2 / redis GET %.2f\n", n, a / r, b / r }'
+  awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" 'BEGIN { printf "%.4f %.4f\n", a / r, b / r }' >>"$WORK/ratios"
+done
+HITS_FROM_REDIS=$(curl -s "http://127.0.0.1:$L2_PORT/metrics" | awk '/^reprox_cache_lookups_total\{.*result="hit"/ {print $2}')
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+L2_MED=$(awk '{print $1}' "$WORK/ratios" | median)
+L1_MED=$(awk '{print $2}' "$WORK/ratios" | median)
+printf 'median ratio reprox L2-only / redis GET: %.2f (goal >= 0.5); rounds: %s\n' "$L2_MED" "$(awk '{printf "%.2f ", $1}' "$WORK/ratios")"
+printf 'median ratio reprox L1+L2  / redis GET: %.2f; rounds: %s\n' "$L1_MED" "$(awk '{printf "%.2f ", $2}' "$WORK/ratios")"
+echo "hits counted by the L2-only instance (warm-ups + measured): $HITS_FROM_REDIS"
