@@ -200,10 +200,17 @@ void RedisIoChannel::deliver(RedisValue& reply) {
 }
 
 void RedisIoChannel::arm_sweep() {
-  if (sweep_armed_) return;
+  if (sweep_armed_ || pending_.empty()) return;
+  // Wakes at the earliest pending deadline (not every `deadline_sweep`):
+  // under load the timer is re-armed a few times per deadline period, not
+  // whenever the queue drains and fills again (each arm that moves the
+  // earliest timer is a timerfd_settime system call).
+  auto earliest = pending_.front().deadline;
+  for (const auto& p : pending_) earliest = std::min(earliest, p.deadline);
   sweep_armed_ = true;
-  sweep_timer_.expires_after(options_.deadline_sweep);
-  sweep_timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+  sweep_timer_.expires_at(earliest + options_.deadline_sweep);
+  sweep_timer_.async_wait([self = shared_from_this(), token = ++sweep_token_](const error_code& ec) {
+    if (token != self->sweep_token_) return;  // cancelled and re-armed meanwhile
     self->sweep_armed_ = false;
     if (ec || self->state_ == State::closed || self->pending_.empty()) return;
     auto now = Clock::now();
@@ -222,6 +229,8 @@ void RedisIoChannel::fail_connection(const std::string& error) {
   socket_.close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
+  sweep_timer_.cancel();
+  sweep_armed_ = false;
   out_.clear();
   setup_left_ = 0;
   retry_at_ = Clock::now() + backoff_;

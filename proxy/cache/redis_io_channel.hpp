@@ -13,9 +13,9 @@
 // replies come back in order.
 //
 // Bounds: at most `max_pending` commands in flight. A command whose deadline
-// passes (checked every `deadline_sweep`) fails the connection, and with it
-// every pending command: a late reply cannot be matched to its command
-// otherwise. Connect plus set-up is bounded by the connect timeout; after a
+// passes (checked at most `deadline_sweep` after it) fails the connection,
+// and with it every pending command: a late reply cannot be matched to its
+// command otherwise. Connect plus set-up is bounded by the connect timeout; after a
 // failure the next connect waits `reconnect_min`, doubling to
 // `reconnect_max`.
 #pragma once
@@ -43,7 +43,7 @@ struct RedisIoChannelOptions {
   RedisTimeouts timeouts;
   std::vector<RedisArgv> setup;  // after AUTH/SELECT, e.g. SCRIPT LOAD; any error reply fails the connect
   size_t max_pending = 1024;
-  std::chrono::milliseconds deadline_sweep{5};
+  std::chrono::milliseconds deadline_sweep{5};  // slack after a deadline before the check
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{2000};
 };
@@ -111,6 +111,7 @@ class RedisIoChannel : public std::enable_shared_from_this<RedisIoChannel> {
   boost::asio::steady_timer connect_timer_;
   boost::asio::steady_timer sweep_timer_;
   bool sweep_armed_ = false;
+  uint64_t sweep_token_ = 0;  // which arm a sweep handler belongs to
   Clock::time_point retry_at_{};
   std::chrono::milliseconds backoff_;
   redisReader* reader_ = nullptr;
