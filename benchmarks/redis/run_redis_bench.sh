@@ -5,7 +5,9 @@
 #   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 2), ROUNDS (3),
 #        WORDS (filler words per answer, 200), REPROX_THREADS (reprox I/O threads; default: reprox's),
 #        REDIS_UNIX (1: reprox and redis-benchmark both reach Redis over its unix
-#        socket instead of loopback TCP; wrk still speaks HTTP over TCP)
+#        socket instead of loopback TCP; wrk still speaks HTTP over TCP),
+#        REPROX_ARGS (more `reprox serve` arguments for both instances, e.g.
+#        "--config off.toml" with `[redis] io_lookups = false`)
 #
 # Starts one redis-server (free port, no persistence), the scripted upstream
 # and two reprox instances with --redis: "L2 only" with --cache-bytes 0 (the
@@ -56,6 +58,8 @@ start_reprox() {  # name extra-args...
   local name=$1; shift
   local extra=()
   [ -n "${REPROX_THREADS:-}" ] && extra+=(--threads "$REPROX_THREADS")
+  # shellcheck disable=SC2206 # word splitting intended
+  [ -n "${REPROX_ARGS:-}" ] && extra+=(${REPROX_ARGS})
   (cd "$WORK" && exec "$REPROX_BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
      --redis "$REDIS_URL" "${extra[@]}" "$@" >"$WORK/$name.log" 2>&1) &
   echo $! >"$WORK/$name.pid"
