@@ -13,7 +13,8 @@
 #        strace, is killed without its output)
 #
 # Prints req/s and, per request, the process CPU time (user + system, from
-# /proc/PID/stat before and after the measured wrk run) of each process.
+# /proc/PID/stat before and after the measured wrk run) of each process,
+# then reprox's busy threads.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$(realpath "${1:-$ROOT/build/reprox}")
@@ -68,9 +69,18 @@ LUA
 URL="http://127.0.0.1:$PORT/v1/chat/completions"
 wrk -t 2 -c "$CONNECTIONS" -d 2s -s "$WORK/post.lua" "$URL" >/dev/null  # warm-up
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# Per thread of reprox: "tid name ticks" (the I/O threads are named reprox-io,
+# the Redis workers redis-worker; the main thread runs I/O context 0).
+thread_ticks() {
+  for t in /proc/"$REPROX_PID"/task/*; do
+    echo "$(basename "$t") $(cat "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
+  done 2>/dev/null | sort
+}
+thread_ticks >"$WORK/threads.before"
 R1=$(ticks "$REPROX_PID"); D1=$(ticks "$REDIS_PID")
 /usr/bin/time -f "%U %S" -o "$WORK/wrk.time" wrk -t 2 -c "$CONNECTIONS" -d "$DURATION" -s "$WORK/post.lua" "$URL" >"$WORK/wrk.out"
 R2=$(ticks "$REPROX_PID"); D2=$(ticks "$REDIS_PID")
+thread_ticks >"$WORK/threads.after"
 N=$(grep -oE '[0-9]+ requests in' "$WORK/wrk.out" | grep -oE '^[0-9]+')
 RPS=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.out")
 read -r WU WS <"$WORK/wrk.time"
@@ -80,3 +90,5 @@ awk -v n="$N" -v hz="$(getconf CLK_TCK)" -v r="$((R2 - R1))" -v d="$((D2 - D1))"
   printf "%d keys, %d connections: %.0f req/s; CPU per request: reprox %.1f us, redis %.1f us, wrk %.1f us\n",
     k, c, rps, r / hz / n * 1e6, d / hz / n * 1e6, (wu + ws) / n * 1e6 }'
 echo "$TIERS"
+join "$WORK/threads.before" "$WORK/threads.after" |
+  awk -v n="$N" -v hz="$(getconf CLK_TCK)" '{ us = ($5 - $3) / hz / n * 1e6; if (us >= 0.5) printf "  reprox thread %s (%s): %.1f us per request\n", $1, $2, us }'

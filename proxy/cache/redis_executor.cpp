@@ -1,5 +1,7 @@
 #include "proxy/cache/redis_executor.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 namespace reprox {
@@ -12,7 +14,11 @@ RedisExecutor::RedisExecutor(RedisExecutorOptions options, ErrorFn on_error)
     shard->connection = std::make_unique<RedisConnection>(options_.endpoint, options_.timeouts, options_.scripts);
     shards_.push_back(std::move(shard));
   }
-  for (auto& shard : shards_) shard->thread = std::thread([this, s = shard.get()] { run_shard(*s); });
+  for (auto& shard : shards_)
+    shard->thread = std::thread([this, s = shard.get()] {
+      pthread_setname_np(pthread_self(), "redis-worker");
+      run_shard(*s);
+    });
   timer_.schedule_after(std::chrono::milliseconds(0), [this] { tick(); });
   timer_.schedule_after(options_.deadline_sweep, [this] { sweep(); });
 }

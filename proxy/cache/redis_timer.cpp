@@ -1,8 +1,14 @@
 #include "proxy/cache/redis_timer.hpp"
 
+#include <pthread.h>
+
 namespace reprox {
 
-TimerQueue::TimerQueue() : thread_([this] { run(); }) {}
+TimerQueue::TimerQueue()
+    : thread_([this] {
+        pthread_setname_np(pthread_self(), "redis-timer");
+        run();
+      }) {}
 
 TimerQueue::~TimerQueue() { stop(); }
 

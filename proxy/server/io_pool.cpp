@@ -1,6 +1,7 @@
 #include "proxy/server/io_pool.hpp"
 
 #include <algorithm>
+#include <pthread.h>
 #include <thread>
 
 namespace reprox {
@@ -27,7 +28,11 @@ std::vector<boost::asio::io_context*> IoPool::contexts() const {
 
 void IoPool::run() {
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < contexts_.size(); ++i) threads.emplace_back([c = contexts_[i].get()] { c->run(); });
+  for (size_t i = 1; i < contexts_.size(); ++i)
+    threads.emplace_back([c = contexts_[i].get()] {
+      pthread_setname_np(pthread_self(), "reprox-io");  // for top -H and per-thread CPU figures
+      c->run();
+    });
   contexts_.front()->run();
   for (auto& t : threads) t.join();
 }
