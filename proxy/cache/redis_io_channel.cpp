@@ -222,8 +222,25 @@ void RedisIoChannel::arm_sweep() {
 
 void RedisIoChannel::fail_connection(const std::string& error) {
   if (state_ == State::down || state_ == State::closed) return;
-  bool was_ready = state_ == State::ready;
-  state_ = State::down;
+  // A failed connect of a channel only counts when the store would see it
+  // too: the executor's own connects and probes drive the breaker then.
+  if (state_ == State::ready) breaker_.on_failure();
+  retry_at_ = Clock::now() + backoff_;
+  backoff_ = std::min(backoff_ * 2, options_.reconnect_max);
+  end_connection(State::down, error);
+}
+
+void RedisIoChannel::close() {
+  if (io_.get_executor().running_in_this_thread() || io_.stopped()) return close_now();
+  net::post(io_, [self = shared_from_this()] { self->close_now(); });
+}
+
+void RedisIoChannel::close_now() {
+  if (state_ != State::closed) end_connection(State::closed, "closed");
+}
+
+void RedisIoChannel::end_connection(State next, const std::string& error) {
+  state_ = next;
   ++generation_;
   error_code ignored;
   socket_.close(ignored);
@@ -233,40 +250,11 @@ void RedisIoChannel::fail_connection(const std::string& error) {
   sweep_armed_ = false;
   out_.clear();
   setup_left_ = 0;
-  retry_at_ = Clock::now() + backoff_;
-  backoff_ = std::min(backoff_ * 2, options_.reconnect_max);
-  // A failed connect of a channel only counts when the store would see it
-  // too: the executor's own connects and probes drive the breaker then.
-  if (was_ready) breaker_.on_failure();
   std::deque<Pending> failed;
   failed.swap(pending_);
   for (auto& p : failed) {
     if (!p.done) continue;
     RedisIoResult result{false, error, {}};
-    p.done(result);
-  }
-}
-
-void RedisIoChannel::close() {
-  if (io_.get_executor().running_in_this_thread() || io_.stopped()) return close_now();
-  net::post(io_, [self = shared_from_this()] { self->close_now(); });
-}
-
-void RedisIoChannel::close_now() {
-  if (state_ == State::closed) return;
-  state_ = State::closed;
-  ++generation_;
-  error_code ignored;
-  socket_.close(ignored);
-  resolver_.cancel();
-  connect_timer_.cancel();
-  sweep_timer_.cancel();
-  out_.clear();
-  std::deque<Pending> failed;
-  failed.swap(pending_);
-  for (auto& p : failed) {
-    if (!p.done) continue;
-    RedisIoResult result{false, "closed", {}};
     p.done(result);
   }
 }

@@ -98,8 +98,10 @@ class RedisIoChannel : public std::enable_shared_from_this<RedisIoChannel> {
   void on_read(const boost::system::error_code& ec, size_t n, uint64_t generation);
   void deliver(RedisValue& reply);
   void arm_sweep();
-  void fail_connection(const std::string& error);
+  void fail_connection(const std::string& error);  // then reconnects after the backoff
   void close_now();
+  // Closes the socket, stops the timers and fails every pending command.
+  void end_connection(State next, const std::string& error);
 
   boost::asio::io_context& io_;
   const RedisIoChannelOptions options_;
