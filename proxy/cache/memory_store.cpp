@@ -25,6 +25,7 @@ Lookup MemoryStore::lookup(const std::string& key, int64_t now_ms) {
 
 void MemoryStore::insert(const std::string& key, std::shared_ptr<const Generation> generation,
                          std::chrono::seconds ttl, int64_t now_ms) {
+  if (options_.max_bytes == 0) return;  // --cache-bytes 0: the tier is off (skips sizing every L2 hit)
   if (!generation || !generation->complete()) return;
   if (ttl.count() <= 0) ttl = options_.default_ttl;
   size_t bytes = generation->byte_size() + key.size() + sizeof(Node) + 64;

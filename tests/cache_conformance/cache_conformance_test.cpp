@@ -262,6 +262,29 @@ TEST_P(CacheStoreConformance, GetOnAnswersThroughPost) {
   }
 }
 
+// --cache-bytes 0: the memory tier stores nothing, and an L2-only tiered
+// store answers every hit from Redis.
+TEST(MemoryStoreOff, ZeroBytesStoresNothing) {
+  MemoryStore off{MemoryStoreOptions{0, 3600s}};
+  off.put("k", sample_generation("x"), 60s);
+  EXPECT_EQ(get_sync(off, "k").status, LookupStatus::miss);
+  EXPECT_EQ(off.stats().entries, 0u);
+}
+
+TEST(MemoryStoreOff, TieredWithNoMemoryTierAnswersFromRedis) {
+  shared_redis().command({"FLUSHALL"});
+  MemoryStore off{MemoryStoreOptions{0, 3600s}};
+  RedisStore redis{redis_options()};
+  TieredStore tiered{off, redis};
+  tiered.put("k", sample_generation("x"), 60s);
+  for (int i = 0; i < 3; ++i) {
+    Lookup l = get_sync(tiered, "k");
+    ASSERT_EQ(l.status, LookupStatus::hit) << i;
+    EXPECT_EQ(l.entry.tier, "redis") << i;
+  }
+  EXPECT_EQ(off.stats().entries, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Stores, CacheStoreConformance,
     ::testing::Values(StoreKind{"memory", [] { return std::unique_ptr<Harness>(new MemoryHarness); }},
