@@ -46,6 +46,18 @@ RedisValue copy_redis_reply(const redisReply* r) {
   return v;
 }
 
+std::vector<RedisArgv> auth_and_select(const RedisEndpoint& ep) {
+  std::vector<RedisArgv> setup;
+  if (!ep.password.empty()) {
+    if (ep.username.empty())
+      setup.push_back({"AUTH", ep.password});
+    else
+      setup.push_back({"AUTH", ep.username, ep.password});
+  }
+  if (ep.db != 0) setup.push_back({"SELECT", std::to_string(ep.db)});
+  return setup;
+}
+
 RedisConnection::RedisConnection(RedisEndpoint endpoint, RedisTimeouts timeouts,
                                  std::shared_ptr<const std::vector<RedisScript>> scripts)
     : endpoint_(std::move(endpoint)), timeouts_(timeouts), scripts_(std::move(scripts)) {}
@@ -76,14 +88,7 @@ bool RedisConnection::connect(std::string& error) {
     close();
     return false;
   }
-  std::vector<RedisArgv> setup;
-  if (!endpoint_.password.empty()) {
-    if (endpoint_.username.empty())
-      setup.push_back({"AUTH", endpoint_.password});
-    else
-      setup.push_back({"AUTH", endpoint_.username, endpoint_.password});
-  }
-  if (endpoint_.db != 0) setup.push_back({"SELECT", std::to_string(endpoint_.db)});
+  std::vector<RedisArgv> setup = auth_and_select(endpoint_);
   // Load the scripts up front, so that the EVALSHAs of a pipelined batch do
   // not miss (and fall back, out of order) on a fresh server.
   if (scripts_)

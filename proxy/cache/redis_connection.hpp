@@ -36,6 +36,10 @@ RedisValue copy_redis_reply(const redisReply* reply);
 
 using RedisArgv = std::vector<std::string>;
 
+// The commands a fresh connection sends first: AUTH when the endpoint has a
+// password, SELECT when its database is not 0.
+std::vector<RedisArgv> auth_and_select(const RedisEndpoint& endpoint);
+
 struct RedisTimeouts {
   std::chrono::milliseconds connect{100};
   std::chrono::milliseconds command{50};

@@ -111,15 +111,7 @@ void RedisIoChannel::on_connected(const error_code& ec, uint64_t generation) {
 }
 
 void RedisIoChannel::start_setup() {
-  std::vector<RedisArgv> setup;
-  const RedisEndpoint& ep = options_.endpoint;
-  if (!ep.password.empty()) {
-    if (ep.username.empty())
-      setup.push_back({"AUTH", ep.password});
-    else
-      setup.push_back({"AUTH", ep.username, ep.password});
-  }
-  if (ep.db != 0) setup.push_back({"SELECT", std::to_string(ep.db)});
+  std::vector<RedisArgv> setup = auth_and_select(options_.endpoint);
   setup.insert(setup.end(), options_.setup.begin(), options_.setup.end());
   // PING last: the connection is ready once its reply is in, even with no
   // other set-up.
