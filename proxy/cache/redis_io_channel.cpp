@@ -183,7 +183,7 @@ void RedisIoChannel::deliver(RedisValue& reply) {
     return p.done(result);
   }
   // A set-up command.
-  if (reply.is_error()) return fail_connection("set-up (AUTH/SELECT/SCRIPT LOAD): " + reply.str);
+  if (reply.is_error()) return fail_connection("connection set-up (AUTH, SELECT, epoch:seq): " + reply.str);
   if (--setup_left_ == 0 && state_ == State::setting_up) {
     state_ = State::ready;
     connect_timer_.cancel();
