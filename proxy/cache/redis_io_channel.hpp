@@ -41,7 +41,7 @@ namespace reprox {
 struct RedisIoChannelOptions {
   RedisEndpoint endpoint;
   RedisTimeouts timeouts;
-  std::vector<RedisArgv> setup;  // after AUTH/SELECT, e.g. SCRIPT LOAD; any error reply fails the connect
+  std::vector<RedisArgv> setup;  // after AUTH/SELECT (e.g. RedisIoLookup's); any error reply fails the connect
   size_t max_pending = 1024;
   std::chrono::milliseconds deadline_sweep{5};  // slack after a deadline before the check
   std::chrono::milliseconds reconnect_min{100};

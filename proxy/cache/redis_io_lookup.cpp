@@ -109,38 +109,46 @@ void RedisIoLookup::lookup(const std::string& redis_key, Clock::time_point deadl
                      out.value = std::move(r.reply.elements[1].str);
                      return done(out);
                    }
-                   auto it = epochs_.find(names_key(h.model, h.ns));
+                   // Taken from the header before its bytes move on.
+                   std::string names = names_key(h.model, h.ns);
+                   Stamp stamp = stamp_of(h);
+                   auto it = epochs_.find(names);
                    if (it != epochs_.end() && it->second.seq == seq)
-                     return decide(it->second, seq, std::move(r.reply.elements[1].str), h, done);
-                   fetch_epochs(seq, std::move(r.reply.elements[1].str), deadline, std::move(done));
+                     return decide(it->second, seq, std::move(r.reply.elements[1].str), stamp, done);
+                   RedisArgv command{"MGET", prefix_ + "epoch:seq", prefix_ + "epoch:all",
+                                     prefix_ + "epoch:model:" + std::string(h.model),
+                                     prefix_ + "epoch:ns:" + std::string(h.ns)};
+                   fetch_epochs(seq, std::move(r.reply.elements[1].str), std::move(names), stamp, command, deadline,
+                                std::move(done));
                  });
 }
 
-void RedisIoLookup::decide(const Epochs& e, uint64_t seq, std::string value, const EntryHeader& h, Done& done) {
+RedisIoLookup::Stamp RedisIoLookup::stamp_of(const EntryHeader& h) {
+  return Stamp{h.epoch_all, h.epoch_model, h.epoch_ns, h.ttl_ms > 0 ? h.stored_ms + h.ttl_ms : 0};
+}
+
+void RedisIoLookup::decide(const Epochs& e, uint64_t seq, std::string value, const Stamp& stamp, Done& done) {
   Result out;
   out.seq = seq;
-  if (h.epoch_all != e.all || h.epoch_model != e.model || h.epoch_ns != e.ns) {
+  if (stamp.all != e.all || stamp.model != e.model || stamp.ns != e.ns) {
     out.outcome = Outcome::stale;
     return done(out);
   }
   out.outcome = Outcome::hit;
   out.value = std::move(value);
+  out.expires_unix_ms = stamp.expires_unix_ms;
   done(out);
 }
 
-void RedisIoLookup::fetch_epochs(uint64_t seq, std::string value, Clock::time_point deadline, Done done) {
-  EntryHeader h;
-  parse_entry_header(value, h);  // parsed once already
-  std::string names = names_key(h.model, h.ns);
-  RedisArgv command{"MGET", prefix_ + "epoch:seq", prefix_ + "epoch:all", prefix_ + "epoch:model:" + std::string(h.model),
-                    prefix_ + "epoch:ns:" + std::string(h.ns)};
+void RedisIoLookup::fetch_epochs(uint64_t seq, std::string value, std::string names, const Stamp& stamp,
+                                 const RedisArgv& command, Clock::time_point deadline, Done done) {
   if (!channel_->try_ready()) {  // e.g. the pending bound: let the script decide
     Result out;
     out.outcome = Outcome::fallback;
     return done(out);
   }
   channel_->send(command, deadline,
-                 [this, seq, names = std::move(names), value = std::move(value), done = std::move(done)](
+                 [this, seq, stamp, names = std::move(names), value = std::move(value), done = std::move(done)](
                      RedisIoResult& r) mutable {
                    Result out;
                    if (!r.ok) {
@@ -158,9 +166,7 @@ void RedisIoLookup::fetch_epochs(uint64_t seq, std::string value, Clock::time_po
                    }
                    if (epochs_.size() >= max_epochs_) epochs_.clear();
                    epochs_[names] = e;
-                   EntryHeader h;
-                   parse_entry_header(value, h);
-                   decide(e, seq, std::move(value), h, done);
+                   decide(e, seq, std::move(value), stamp, done);
                  });
 }
 

@@ -52,6 +52,7 @@ struct RedisIoLookupResult {
   Outcome outcome = Outcome::failed;
   uint64_t seq = 0;   // epoch:seq the answer was checked against (hit, miss, stale)
   std::string value;  // the whole entry (hit)
+  int64_t expires_unix_ms = 0;  // hit: stored time + TTL from its header (0: header unreadable)
   std::string error;  // failed
 };
 
@@ -79,8 +80,18 @@ class RedisIoLookup {
   struct Epochs {
     uint64_t seq = 0, all = 0, model = 0, ns = 0;
   };
-  void decide(const Epochs& e, uint64_t seq, std::string value, const EntryHeader& h, Done& done);
-  void fetch_epochs(uint64_t seq, std::string value, Clock::time_point deadline, Done done);
+  // What a decision needs from an entry's header, kept past the moves of
+  // the entry's bytes (the header's views point into them).
+  struct Stamp {
+    uint64_t all = 0, model = 0, ns = 0;
+    int64_t expires_unix_ms = 0;
+  };
+  static Stamp stamp_of(const EntryHeader& h);
+  void decide(const Epochs& e, uint64_t seq, std::string value, const Stamp& stamp, Done& done);
+  // Sends `command` (MGET epoch:seq and the entry's three epochs) and
+  // decides once they are in.
+  void fetch_epochs(uint64_t seq, std::string value, std::string names, const Stamp& stamp, const RedisArgv& command,
+                    Clock::time_point deadline, Done done);
 
   std::shared_ptr<RedisIoChannel> channel_;
   const std::string prefix_;

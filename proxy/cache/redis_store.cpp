@@ -1,6 +1,5 @@
 #include "proxy/cache/redis_store.hpp"
 
-#include <charconv>
 #include <future>
 #include <random>
 #include <stdexcept>
@@ -272,9 +271,7 @@ void RedisStore::finish_from_io(RedisIoLookupResult& r, const CheckedDone& done)
     return done(Lookup{LookupStatus::miss, {}}, r.seq);
   }
   // The entry's own stored time and TTL (what the put script set PX from).
-  EntryHeader h;
-  int64_t expires = parse_entry_header(r.value, h) && h.ttl_ms > 0 ? h.stored_ms + h.ttl_ms : 0;
-  Lookup lookup = decode_hit(r.value, expires);
+  Lookup lookup = decode_hit(r.value, r.expires_unix_ms);
   if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
   done(std::move(lookup), r.seq);
 }

@@ -32,8 +32,10 @@
 //   <prefix>epoch:seq         bumped by every purge (instances watch it to drop L1)
 //   <prefix>lock:<key>        cross-instance single-flight (RedisFlightLock)
 // An entry is served only while the three epochs it was written under are
-// still current; the check runs inside Redis (one Lua script, one round
-// trip), so a purge on any instance takes effect for every lookup at once.
+// still current, so a purge on any instance takes effect for every lookup
+// at once. The executor's lookups check inside Redis (one Lua script, one
+// round trip); the I/O threads' lookups check against epochs they keep for
+// the current epoch:seq (RedisIoLookup).
 #pragma once
 
 #include <array>
