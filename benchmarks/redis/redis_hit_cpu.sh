@@ -68,18 +68,18 @@ end
 LUA
 URL="http://127.0.0.1:$PORT/v1/chat/completions"
 wrk -t 2 -c "$CONNECTIONS" -d 2s -s "$WORK/post.lua" "$URL" >/dev/null  # warm-up
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks() { awk '{print $14 + $15}' "$1"; }  # user + system ticks from a stat file
 # Per thread of reprox: "tid name ticks" (the I/O threads are named reprox-io,
 # the Redis workers redis-worker; the main thread runs I/O context 0).
 thread_ticks() {
   for t in /proc/"$REPROX_PID"/task/*; do
-    echo "$(basename "$t") $(cat "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
+    echo "$(basename "$t") $(cat "$t/comm") $(ticks "$t/stat")"
   done 2>/dev/null | sort
 }
 thread_ticks >"$WORK/threads.before"
-R1=$(ticks "$REPROX_PID"); D1=$(ticks "$REDIS_PID")
+R1=$(ticks "/proc/$REPROX_PID/stat"); D1=$(ticks "/proc/$REDIS_PID/stat")
 /usr/bin/time -f "%U %S" -o "$WORK/wrk.time" wrk -t 2 -c "$CONNECTIONS" -d "$DURATION" -s "$WORK/post.lua" "$URL" >"$WORK/wrk.out"
-R2=$(ticks "$REPROX_PID"); D2=$(ticks "$REDIS_PID")
+R2=$(ticks "/proc/$REPROX_PID/stat"); D2=$(ticks "/proc/$REDIS_PID/stat")
 thread_ticks >"$WORK/threads.after"
 N=$(grep -oE '[0-9]+ requests in' "$WORK/wrk.out" | grep -oE '^[0-9]+')
 RPS=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.out")

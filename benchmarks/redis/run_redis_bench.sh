@@ -122,9 +122,9 @@ for round in $(seq 1 "$ROUNDS"); do
   printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "reprox hit, L2 only (redis)" "$L2_RPS" "$L2_P50" "$L2_P99" "$L2_ERR"
   printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "reprox hit, L1+L2 (memory)" "$L1_RPS" "$L1_P50" "$L1_P99" "$L1_ERR"
   printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "redis-benchmark GET -d $VALUE_BYTES" "$RB_RPS" "$RB_P50" "$RB_P99" "-"
-  awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" -v n="$round" 'BEGIN {
-    printf "%-6s ratio L2-only / redis GET %.2f, L1+L2 / redis GET %.2f\n", n, a / r, b / r }'
-  awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" 'BEGIN { printf "%.4f %.4f\n", a / r, b / r }' >>"$WORK/ratios"
+  read -r L2_RATIO L1_RATIO < <(awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" 'BEGIN { printf "%.4f %.4f\n", a / r, b / r }')
+  printf '%-6s ratio L2-only / redis GET %.2f, L1+L2 / redis GET %.2f\n' "$round" "$L2_RATIO" "$L1_RATIO"
+  echo "$L2_RATIO $L1_RATIO" >>"$WORK/ratios"
 done
 HITS_FROM_REDIS=$(curl -s "http://127.0.0.1:$L2_PORT/metrics" | awk '/^reprox_cache_lookups_total\{.*result="hit"/ {print $2}')
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
