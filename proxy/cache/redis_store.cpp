@@ -163,7 +163,33 @@ RedisStore::RedisStore(RedisStoreOptions options)
       instance_id_(options_.instance_id.empty() ? random_instance_id() : options_.instance_id),
       executor_(executor_options(options_), [this](const char* op) { count_error(op); }) {
   if (options_.prefix.empty()) throw std::invalid_argument("redis store: empty key prefix");
-  executor_.timer().schedule_after(std::chrono::milliseconds(0), [this] { poll_epoch(); });
+  establish_epoch_seq();
+  executor_.timer().schedule_after(options_.epoch_poll, [this] { poll_epoch(); });
+}
+
+// Creates epoch:seq if it is missing (as the I/O channels' set-up and the
+// purge script would) and learns it before the store takes any put. Without
+// this, the first value the store saw would come from a later poll, after
+// puts had filled L1, and the 0 -> seq change would clear L1 for no purge.
+// Waits at most the connect plus command timeouts; with Redis down the seq
+// stays unknown (0) and the first one seen later clears L1, as it must.
+void RedisStore::establish_epoch_seq() {
+  auto job = std::make_shared<RedisJob>();
+  job->op = "epoch";
+  const std::string seq_key = options_.prefix + "epoch:seq";
+  job->commands.push_back({"SET", seq_key, fresh_epoch_seq(), "NX"});
+  job->commands.push_back({"GET", seq_key});
+  auto learned = std::make_shared<std::promise<void>>();
+  auto done = learned->get_future();
+  job->done = [this, learned](RedisJobResult& r) {
+    // No listener is set yet unless this answer comes after the wait.
+    if (r.ok && r.replies.size() == 2) observe_seq(seq_of(r.replies[1]));
+    learned->set_value();
+  };
+  const auto& t = executor_.options().timeouts;
+  auto bound = t.connect + t.command;
+  executor_.submit(0, job, TimerQueue::Clock::now() + bound);
+  done.wait_for(bound + std::chrono::milliseconds(50));
 }
 
 RedisStore::~RedisStore() {

@@ -155,6 +155,7 @@ class RedisStore final : public CacheStore {
   void count_error(const char* op);
   void observe_seq(uint64_t seq);
   void poll_epoch();
+  void establish_epoch_seq();
 
   const RedisStoreOptions options_;
   const std::string instance_id_;

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <future>
 
+#include "proxy/cache/memory_store.hpp"
 #include "proxy/cache/redis_store.hpp"
+#include "proxy/cache/tiered_store.hpp"
 #include "tests/redis/io_thread.hpp"
 #include "tests/redis/redis_server.hpp"
 #include "tests/redis/test_util.hpp"
@@ -162,6 +164,26 @@ TEST(RedisStoreOnIo, ScriptFlushOnALiveServerStillAnswers) {
   EXPECT_EQ(get_sync(s.on_io, "k").status, LookupStatus::hit);
   EXPECT_EQ(get_sync(s.on_io, "k").status, LookupStatus::hit);
   EXPECT_EQ(s.store.stats().errors, errors_before);
+}
+
+// Regression (CI, session 5): on an empty Redis the I/O channel's set-up
+// creates epoch:seq; the store first saw it on a later poll, after a put had
+// filled L1, and the 0 -> seq change cleared L1 for no purge, so the next
+// get was answered by Redis. The store now learns epoch:seq when it is built.
+TEST(RedisStoreOnIo, TheFirstEpochSeenDoesNotClearL1) {
+  testing::RedisServer server;
+  IoStore s(server, "a");
+  EXPECT_NE(s.store.epoch_seq(), 0u);
+  EXPECT_EQ(server.command({"GET", "reprox:v1:epoch:seq"}).str, std::to_string(s.store.epoch_seq()));
+  MemoryStore memory{MemoryStoreOptions{1 << 20, 3600s}};
+  TieredStore tiered{memory, s.store};
+  testing::OnIoThreadStore on_io{tiered, s.io};
+  tiered.put("k", sample_generation("in l1"), 60s);
+  ASSERT_TRUE(s.wait_channel());
+  std::this_thread::sleep_for(100ms);  // five epoch polls
+  Lookup l = get_sync(on_io, "k");
+  ASSERT_EQ(l.status, LookupStatus::hit);
+  EXPECT_EQ(l.entry.tier, "memory");
 }
 
 }  // namespace
