@@ -42,7 +42,7 @@ void write_head(std::string& out, const ResponseMeta& meta, const char* object) 
   json::write_string(out, meta.system_fingerprint);
 }
 
-void write_finish(std::string& out, const std::string& finish_reason) {
+void write_finish(std::string& out, std::string_view finish_reason) {
   out += ",\"finish_reason\":";
   if (finish_reason.empty()) out += "null"; else json::write_string(out, finish_reason);
 }
@@ -52,10 +52,13 @@ void write_finish(std::string& out, const std::string& finish_reason) {
 // their function.arguments concatenated, anything else: last wins.
 class ExtraMerger {
  public:
-  void add(const std::string& members) {
+  void add(std::string_view members) {
     if (members.empty()) return;
     json::Value obj;
-    if (json::parse("{" + members + "}", obj) || !obj.is_object()) return;
+    std::string text;
+    text.reserve(members.size() + 2);
+    text.append("{").append(members).append("}");
+    if (json::parse(text, obj) || !obj.is_object()) return;
     for (const auto& [k, v] : obj.as_object()) {
       if (k == "tool_calls" && v.is_array()) {
         for (const auto& call : v.as_array()) merge_tool_call(call);
@@ -148,26 +151,35 @@ std::string render_completion_from_tail(const ResponseMeta& meta, const std::str
 }
 
 std::string render_completion_tail(const Generation& gen) {
+  return render_completion_tail(gen.n_choices, gen.usage, [&gen](const std::function<void(const EventView&)>& fn) {
+    for (const auto& e : gen.events) fn(view_of(e));
+  });
+}
+
+std::string render_completion_tail(uint32_t n_choices, const Usage& usage, const EventWalk& for_each_event) {
   struct ChoiceText {
-    std::string content, logprobs, finish_reason;
+    std::string content, logprobs;
+    std::string_view finish_reason;  // views the caller's events, which outlive this call
     bool has_logprobs = false;
     ExtraMerger extra;
   };
-  std::vector<ChoiceText> choices(gen.n_choices);
-  for (const auto& e : gen.events) {
-    if (e.choice >= choices.size()) continue;
+  std::vector<ChoiceText> choices(n_choices);
+  size_t bytes = 0;
+  for_each_event([&](const EventView& e) {
+    if (e.choice >= choices.size()) return;
     auto& c = choices[e.choice];
-    c.content += e.delta.content;
-    if (!e.delta.logprobs.empty()) {
+    c.content += e.content;
+    if (!e.logprobs.empty()) {
       if (c.has_logprobs) c.logprobs.push_back(',');
-      c.logprobs += e.delta.logprobs;
+      c.logprobs += e.logprobs;
       c.has_logprobs = true;
     }
-    c.extra.add(e.delta.extra);
+    c.extra.add(e.extra);
     if (!e.finish_reason.empty()) c.finish_reason = e.finish_reason;
-  }
+    bytes += e.content.size() + e.logprobs.size() + e.extra.size();
+  });
   std::string out;
-  out.reserve(128 + gen.byte_size());
+  out.reserve(160 + 96 * choices.size() + bytes + bytes / 8);
   out += ",\"choices\":[";
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto& c = choices[i];
@@ -189,7 +201,7 @@ std::string render_completion_tail(const Generation& gen) {
     out += "}";
   }
   out += "],\"usage\":";
-  write_usage(out, gen.usage);
+  write_usage(out, usage);
   out += "}";
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ std::string render_completion(const ResponseMeta& meta, const Generation& gen);
 // after the head (id, object, created, model, system_fingerprint), that is
 // `,"choices":[...],"usage":{...}}`. Lets hits render it once per entry.
 std::string render_completion_tail(const Generation& gen);
+// The same tail from a generation's parts, its events walked by
+// `for_each_event` (e.g. EncodedGeneration's, over a Redis entry's bytes,
+// which a non-stream hit then never decodes).
+using EventWalk = std::function<void(const std::function<void(const EventView&)>&)>;
+std::string render_completion_tail(uint32_t n_choices, const Usage& usage, const EventWalk& for_each_event);
 std::string render_completion_from_tail(const ResponseMeta& meta, const std::string& tail);
 
 // Streaming: one `data: {...}\n\n` event. `first_of_choice` adds the

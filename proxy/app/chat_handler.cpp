@@ -50,7 +50,7 @@ std::shared_ptr<const std::string> completion_tail(const std::shared_ptr<const G
 // streams must (they start before the backend reports its own fingerprint at
 // completion): a miss, its followers and later hits then agree byte for byte
 // apart from id and created.
-void answer_from_generation(ChatContext& c, const std::shared_ptr<const Generation>& gen, const char* cache,
+void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const char* cache,
                             int64_t age_seconds, const std::string& tier = "") {
   auto meta = api::fresh_meta(c.model_id, c.fingerprint);
   if (c.request.stream) {
@@ -68,7 +68,14 @@ void answer_from_generation(ChatContext& c, const std::shared_ptr<const Generati
     add_key_headers(res.base(), c, cache);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
     if (!tier.empty()) res.set("x-reprox-tier", tier);
-    res.body() = api::render_completion_from_tail(meta, *completion_tail(gen));
+    if (const EncodedGeneration* encoded = gen.encoded()) {
+      // A Redis hit: render from the entry's bytes, without decoding them.
+      auto walk = [encoded](const std::function<void(const EventView&)>& fn) { encoded->for_each_event(fn); };
+      res.body() = api::render_completion_from_tail(
+          meta, api::render_completion_tail(encoded->n_choices(), encoded->usage(), walk));
+    } else {
+      res.body() = api::render_completion_from_tail(meta, *completion_tail(gen.shared()));
+    }
     c.responder->respond(std::move(res));
   }
   c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());
@@ -387,7 +394,7 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
         if (!max_age || age <= *max_age) {
           app.metrics->lookup("hit");
           if (app.auditor && app.auditor->pick())
-            app.auditor->audit(c->key.key, backend_request(*c), lookup.entry.generation);
+            app.auditor->audit(c->key.key, backend_request(*c), lookup.entry.generation.shared());
           return answer_from_generation(*c, lookup.entry.generation, "hit", age, lookup.entry.tier);
         }
       }

@@ -9,11 +9,12 @@
 #include <string>
 
 #include "proxy/cache/generation.hpp"
+#include "proxy/cache/stored_generation.hpp"
 
 namespace reprox {
 
 struct CacheEntry {
-  std::shared_ptr<const Generation> generation;
+  StoredGeneration generation;  // decoded, or (Redis) decoded on first use
   int64_t stored_unix_ms = 0;   // when it was written (for `age` and max-age)
   int64_t expires_unix_ms = 0;  // 0 = never
   std::string tier;             // "memory" | "redis": which tier answered

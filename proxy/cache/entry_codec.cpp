@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <vector>
 
 namespace reprox {
 
@@ -98,20 +99,18 @@ class Reader {
     v = uint32_t(u);
     return true;
   }
-  bool str(std::string& s) {
+  bool view(std::string_view& s) {
     uint64_t n;
     if (!varint(n)) return false;
     if (n > in_.size() - pos_) return fail(CodecError::truncated);
-    // Most event fields are empty: leave those alone (the decoder's strings
-    // start empty), and build the rest in place instead of assign()'s
-    // general replace path (a Redis hit decodes hundreds of them).
-    if (n == 0)
-      s.clear();
-    else
-      s = std::string(in_.data() + pos_, size_t(n));
+    s = in_.substr(pos_, size_t(n));
     pos_ += size_t(n);
     return true;
   }
+  bool event(EventView& e) {
+    return u32(e.choice) && view(e.content) && view(e.extra) && view(e.logprobs) && view(e.finish_reason);
+  }
+  std::string_view rest() const { return in_.substr(pos_); }
   size_t remaining() const { return in_.size() - pos_; }
   bool fail(CodecError e) {
     if (error_ == CodecError::none) error_ = e;
@@ -166,7 +165,8 @@ std::string encode_generation(const Generation& g) {
   return out;
 }
 
-CodecError decode_generation(std::string_view in, Generation& out) {
+CodecError EncodedGeneration::open(std::string_view in) {
+  *this = EncodedGeneration{};
   if (in.size() < sizeof(kMagic)) return CodecError::truncated;
   if (std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) return CodecError::bad_magic;
   if (in.size() < kHeaderBytes) return CodecError::truncated;
@@ -179,28 +179,74 @@ CodecError decode_generation(std::string_view in, Generation& out) {
   if (stored != crc32(covered)) return CodecError::bad_checksum;
 
   Reader r(covered.substr(kHeaderBytes));
-  Generation g;
-  uint64_t n_events = 0;
-  bool ok = r.str(g.model) && r.str(g.system_fingerprint) && r.str(g.ns) && r.u32(g.n_choices) &&
-            r.svarint(g.created_unix_ms) && r.svarint(g.usage.prompt_tokens) &&
-            r.svarint(g.usage.completion_tokens) && r.svarint(g.usage.cached_tokens) && r.varint(n_events);
+  bool ok = r.view(model_) && r.view(fingerprint_) && r.view(ns_) && r.u32(n_choices_) &&
+            r.svarint(created_unix_ms_) && r.svarint(usage_.prompt_tokens) && r.svarint(usage_.completion_tokens) &&
+            r.svarint(usage_.cached_tokens) && r.varint(n_events_);
   if (!ok) return r.error();
-  if (g.n_choices > kMaxChoices) return CodecError::malformed;
-  if (n_events > r.remaining() / kMinEventBytes) return CodecError::truncated;
-  g.events.reserve(size_t(n_events));
-  // Read into one event and move it in: emplace_back() would value-
-  // initialize (zero) every 136-byte event first, which cost more than
-  // reading it.
-  GenEvent e;
-  for (uint64_t i = 0; i < n_events; ++i) {
-    if (!(r.u32(e.choice) && r.str(e.delta.content) && r.str(e.delta.extra) && r.str(e.delta.logprobs) &&
-          r.str(e.finish_reason)))
-      return r.error();
-    if (e.choice >= g.n_choices) return CodecError::malformed;
-    g.events.push_back(std::move(e));
+  if (n_choices_ > kMaxChoices) return CodecError::malformed;
+  if (n_events_ > r.remaining() / kMinEventBytes) return CodecError::truncated;
+  events_ = r.rest();
+  // Walk every event once: after this, for_each_event() cannot fail.
+  std::vector<bool> finished(n_choices_, false);
+  uint32_t n_finished = 0;
+  EventView e;
+  for (uint64_t i = 0; i < n_events_; ++i) {
+    if (!r.event(e)) return r.error();
+    if (e.choice >= n_choices_) return CodecError::malformed;
+    if (!e.finish_reason.empty() && !finished[e.choice]) {
+      finished[e.choice] = true;
+      ++n_finished;
+    }
   }
   if (r.remaining() != 0) return CodecError::trailing_bytes;
-  out = std::move(g);
+  complete_ = n_choices_ > 0 && n_finished == n_choices_;
+  return CodecError::none;
+}
+
+void EncodedGeneration::for_each_event(const std::function<void(const EventView&)>& fn) const {
+  Reader r(events_);
+  EventView e;
+  for (uint64_t i = 0; i < n_events_ && r.event(e); ++i) fn(e);
+}
+
+namespace {
+// Builds a field in place instead of through assign()'s general replace
+// path (a decode builds hundreds of them); most fields are empty.
+void set(std::string& out, std::string_view v) {
+  if (v.empty())
+    out.clear();
+  else
+    out = std::string(v);
+}
+}  // namespace
+
+Generation EncodedGeneration::decode() const {
+  Generation g;
+  g.model = std::string(model_);
+  g.system_fingerprint = std::string(fingerprint_);
+  g.ns = std::string(ns_);
+  g.n_choices = n_choices_;
+  g.created_unix_ms = created_unix_ms_;
+  g.usage = usage_;
+  g.events.reserve(size_t(n_events_));
+  // Fill one event and move it in: emplace_back() would value-initialize
+  // (zero) every 136-byte event first, which cost more than filling it.
+  GenEvent event;
+  for_each_event([&](const EventView& v) {
+    event.choice = v.choice;
+    set(event.delta.content, v.content);
+    set(event.delta.extra, v.extra);
+    set(event.delta.logprobs, v.logprobs);
+    set(event.finish_reason, v.finish_reason);
+    g.events.push_back(std::move(event));
+  });
+  return g;
+}
+
+CodecError decode_generation(std::string_view in, Generation& out) {
+  EncodedGeneration encoded;
+  if (CodecError e = encoded.open(in); e != CodecError::none) return e;
+  out = encoded.decode();
   return CodecError::none;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace reprox {
@@ -26,6 +27,17 @@ struct GenEvent {
   Delta delta;
   std::string finish_reason;  // non-empty on the choice's last event
 };
+
+// A GenEvent read in place (from a Generation, or from its encoded bytes
+// without decoding them: see EncodedGeneration).
+struct EventView {
+  uint32_t choice = 0;
+  std::string_view content, extra, logprobs, finish_reason;
+};
+
+inline EventView view_of(const GenEvent& e) {
+  return EventView{e.choice, e.delta.content, e.delta.extra, e.delta.logprobs, e.finish_reason};
+}
 
 struct Usage {
   int64_t prompt_tokens = 0;

@@ -37,6 +37,9 @@ class MemoryStore final : public CacheStore {
   void insert(const std::string& key, std::shared_ptr<const Generation> generation,
               std::chrono::seconds ttl, int64_t now_ms);
   MemoryStoreStats stats() const;
+  // False with max_bytes 0: insert() keeps nothing (callers can skip
+  // building what they would insert).
+  bool keeps_entries() const { return options_.max_bytes > 0; }
   // Removes the entries whose generation matches; returns how many.
   uint64_t purge_if(const std::function<bool(const Generation&)>& match);
 

@@ -115,13 +115,14 @@ uint64_t seq_of(const RedisValue& v) {
   return seq;
 }
 
-// Splits "<7 comma-separated numbers>;" model ns blob and decodes the blob.
-bool parse_entry(std::string_view v, int64_t& stored_ms, Generation& gen) {
+// Splits "<7 comma-separated numbers>;" model ns blob and opens (checks)
+// the blob, which must be a complete generation of that model and ns.
+bool open_entry(std::string_view v, int64_t& stored_ms, EncodedGeneration& gen) {
   EntryHeader h;
   if (!parse_entry_header(v, h)) return false;
   stored_ms = h.stored_ms;
-  if (decode_generation(h.blob, gen) != CodecError::none) return false;
-  return gen.model == h.model && gen.ns == h.ns && gen.complete();
+  if (gen.open(h.blob) != CodecError::none) return false;
+  return gen.model() == h.model && gen.ns() == h.ns && gen.complete();
 }
 
 std::string random_instance_id() {
@@ -240,7 +241,7 @@ RedisArgv RedisStore::count_command(const std::string& cursor, size_t count) con
   return {"EVALSHA", count_sha(), "0", options_.prefix, cursor, std::to_string(count)};
 }
 
-Lookup RedisStore::parse_get_reply(const RedisValue& reply, uint64_t& seq) {
+Lookup RedisStore::parse_get_reply(RedisValue& reply, uint64_t& seq) {
   seq = 0;
   if (reply.type != RedisValue::Type::array || reply.elements.empty()) {
     count_error("get");
@@ -254,19 +255,22 @@ Lookup RedisStore::parse_get_reply(const RedisValue& reply, uint64_t& seq) {
     return {};
   }
   long long pttl = reply.elements[2].integer;
-  return decode_hit(reply.elements[1].str, pttl > 0 ? now_unix_ms() + pttl : 0);
+  return hit_from_entry(std::move(reply.elements[1].str), pttl > 0 ? now_unix_ms() + pttl : 0);
 }
 
-Lookup RedisStore::decode_hit(std::string_view value, int64_t expires_unix_ms) {
-  auto gen = std::make_shared<Generation>();
+// Checks the entry through but leaves it encoded: the hit's generation is
+// decoded only if the caller asks for it (StoredGeneration).
+Lookup RedisStore::hit_from_entry(std::string value, int64_t expires_unix_ms) {
+  auto bytes = std::make_shared<const std::string>(std::move(value));
+  EncodedGeneration gen;
   int64_t stored_ms = 0;
-  if (!parse_entry(value, stored_ms, *gen)) {
+  if (!open_entry(*bytes, stored_ms, gen)) {
     count_error("decode");
     return {LookupStatus::error, {}};
   }
   ++hits_;
   Lookup out{LookupStatus::hit, {}};
-  out.entry.generation = std::move(gen);
+  out.entry.generation = StoredGeneration(std::move(bytes), gen);
   out.entry.stored_unix_ms = stored_ms;
   out.entry.expires_unix_ms = expires_unix_ms;
   out.entry.tier = tier();
@@ -297,7 +301,7 @@ void RedisStore::finish_from_io(RedisIoLookupResult& r, const CheckedDone& done)
     return done(Lookup{LookupStatus::miss, {}}, r.seq);
   }
   // The entry's own stored time and TTL (what the put script set PX from).
-  Lookup lookup = decode_hit(r.value, r.expires_unix_ms);
+  Lookup lookup = hit_from_entry(std::move(r.value), r.expires_unix_ms);
   if (lookup.status == LookupStatus::error) lookup.status = LookupStatus::miss;
   done(std::move(lookup), r.seq);
 }

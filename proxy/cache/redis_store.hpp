@@ -137,7 +137,7 @@ class RedisStore final : public CacheStore {
   // entries deleted}.
   RedisArgv count_command(const std::string& cursor, size_t count) const;
   // Turns the reply of get_command into a Lookup; `seq` gets epoch:seq.
-  Lookup parse_get_reply(const RedisValue& reply, uint64_t& seq);
+  Lookup parse_get_reply(RedisValue& reply, uint64_t& seq);  // moves the entry out of `reply`
   size_t shard_of(const std::string& key) const { return std::hash<std::string>{}(key); }
   RedisExecutor& executor() { return executor_; }
   std::chrono::milliseconds get_deadline() const;
@@ -151,7 +151,7 @@ class RedisStore final : public CacheStore {
   void get_on_executor(const std::string& key, size_t key_hash, PostFn post, std::shared_ptr<const CheckedDone> done);
   void finish_from_script(RedisJobResult& r, const CheckedDone& done);
   void finish_from_io(RedisIoLookupResult& r, const CheckedDone& done);
-  Lookup decode_hit(std::string_view value, int64_t expires_unix_ms);
+  Lookup hit_from_entry(std::string value, int64_t expires_unix_ms);
   void count_error(const char* op);
   void observe_seq(uint64_t seq);
   void poll_epoch();

@@ -23,11 +23,13 @@ void TieredStore::get_on(const std::string& key, PostFn post, std::function<void
       const CacheEntry& e = lookup.entry;
       int64_t now = now_unix_ms();
       int64_t remaining_ms = e.expires_unix_ms == 0 ? 0 : e.expires_unix_ms - now;
-      if (remaining_ms > 0) {
+      // The L1 copy is the decoded generation (an L2 hit arrives encoded):
+      // without an L1, nothing is decoded.
+      if (remaining_ms > 0 && l1_.keeps_entries()) {
         // Keep the original store time (for `age`); the TTL was whole
         // seconds, so rounding recovers it and L1 expires with L2.
         int64_t ttl_s = std::max<int64_t>(1, (e.expires_unix_ms - e.stored_unix_ms + 500) / 1000);
-        l1_.insert(key, e.generation, std::chrono::seconds(ttl_s), e.stored_unix_ms);
+        l1_.insert(key, e.generation.shared(), std::chrono::seconds(ttl_s), e.stored_unix_ms);
       }
     }
     done(std::move(lookup));

@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "proxy/api/chat_response.hpp"
+
 #include "tests/redis/test_util.hpp"
 
 namespace reprox {
@@ -136,6 +138,85 @@ TEST(EntryCodec, RejectsLyingLengthsWithValidChecksum) {
   EXPECT_EQ(decode_generation(with_checksum(trailing), out), CodecError::trailing_bytes);
   std::string fine("\0\0\0\x01\0\0\0\0\x00", 9);
   EXPECT_EQ(decode_generation(with_checksum(fine), out), CodecError::none);
+}
+
+// EncodedGeneration reads in place what decode builds: the Redis tier
+// answers non-stream hits from these views without decoding.
+TEST(EncodedGeneration, ReadsInPlaceWhatDecodeBuilds) {
+  auto g = testing::sample_generation("in place", 3);
+  std::string bytes = encode_generation(*g);
+  EncodedGeneration e;
+  ASSERT_EQ(e.open(bytes), CodecError::none);
+  EXPECT_EQ(e.model(), g->model);
+  EXPECT_EQ(e.system_fingerprint(), g->system_fingerprint);
+  EXPECT_EQ(e.ns(), g->ns);
+  EXPECT_EQ(e.n_choices(), 3u);
+  EXPECT_EQ(e.created_unix_ms(), g->created_unix_ms);
+  EXPECT_EQ(e.usage().prompt_tokens, g->usage.prompt_tokens);
+  EXPECT_EQ(e.usage().completion_tokens, g->usage.completion_tokens);
+  EXPECT_EQ(e.usage().cached_tokens, g->usage.cached_tokens);
+  ASSERT_EQ(e.n_events(), g->events.size());
+  size_t i = 0;
+  e.for_each_event([&](const EventView& v) {
+    ASSERT_LT(i, g->events.size());
+    const GenEvent& want = g->events[i++];
+    EXPECT_EQ(v.choice, want.choice);
+    EXPECT_EQ(v.content, want.delta.content);
+    EXPECT_EQ(v.extra, want.delta.extra);
+    EXPECT_EQ(v.logprobs, want.delta.logprobs);
+    EXPECT_EQ(v.finish_reason, want.finish_reason);
+  });
+  EXPECT_EQ(i, g->events.size());
+  EXPECT_TRUE(e.complete());
+  testing::expect_same_generation(*g, e.decode());
+}
+
+TEST(EncodedGeneration, CompleteAgreesWithTheGeneration) {
+  auto g = testing::sample_generation("unfinished", 2);
+  g->events.back().finish_reason.clear();  // choice 1 never finishes
+  g->events.push_back(GenEvent{0, Delta{"again", "", ""}, "stop"});  // choice 0 finishes twice
+  ASSERT_FALSE(g->complete());
+  EncodedGeneration e;
+  ASSERT_EQ(e.open(encode_generation(*g)), CodecError::none);
+  EXPECT_FALSE(e.complete());
+  g->events.push_back(GenEvent{1, Delta{}, "length"});
+  ASSERT_TRUE(g->complete());
+  std::string bytes = encode_generation(*g);
+  ASSERT_EQ(e.open(bytes), CodecError::none);
+  EXPECT_TRUE(e.complete());
+  EXPECT_FALSE(EncodedGeneration().complete());
+}
+
+TEST(EncodedGeneration, OpenRejectsWhatDecodeRejects) {
+  std::string bytes = encode_generation(*testing::sample_generation("reject", 2));
+  EncodedGeneration e;
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_NE(e.open(std::string_view(bytes.data(), n)), CodecError::none) << n;
+  std::string flipped = bytes;
+  flipped[flipped.size() / 2] ^= 0x10;
+  EXPECT_EQ(e.open(flipped), CodecError::bad_checksum);
+  EXPECT_EQ(e.n_events(), 0u);  // a failed open leaves nothing to walk
+}
+
+// The non-stream tail rendered from an entry's bytes is the tail rendered
+// from the decoded generation, byte for byte: content, logprobs, merged
+// tool_calls, finish reasons and usage, for one and several choices.
+TEST(EncodedGeneration, TailFromTheBytesIsTheTailFromTheGeneration) {
+  auto with_tools = testing::sample_generation("tools", 2);
+  with_tools->events.insert(with_tools->events.begin() + 1,
+                            GenEvent{0, Delta{"", "\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\"\"}}]", ""}, ""});
+  with_tools->events.insert(with_tools->events.begin() + 2,
+                            GenEvent{0, Delta{"", "\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\":1}\"}}]", ""}, ""});
+  auto plain = testing::sample_generation("plain", 1);
+  for (auto& e : plain->events) e.delta.logprobs.clear();
+  for (const auto& g : {testing::sample_generation("one", 1), testing::sample_generation("three", 3), with_tools, plain}) {
+    std::string bytes = encode_generation(*g);
+    EncodedGeneration e;
+    ASSERT_EQ(e.open(bytes), CodecError::none);
+    auto walk = [&e](const std::function<void(const EventView&)>& fn) { e.for_each_event(fn); };
+    std::string from_bytes = api::render_completion_tail(e.n_choices(), e.usage(), walk);
+    EXPECT_EQ(from_bytes, api::render_completion_tail(*g));
+    EXPECT_NE(from_bytes.find("\"usage\""), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -186,5 +186,30 @@ TEST(RedisStoreOnIo, TheFirstEpochSeenDoesNotClearL1) {
   EXPECT_EQ(l.entry.tier, "memory");
 }
 
+// A Redis hit hands over the entry's checked bytes: nothing is decoded until
+// asked for, and then it is the generation that was stored. In a tiered
+// store without an L1 (--cache-bytes 0) an L2 hit is never decoded.
+TEST(RedisStoreOnIo, AHitStaysEncodedUntilAskedFor) {
+  testing::RedisServer server;
+  IoStore s(server, "a");
+  ASSERT_TRUE(s.wait_channel());
+  auto g = sample_generation("lazy");
+  s.store.put("k", g, 60s);
+  Lookup l = get_sync(s.on_io, "k");
+  ASSERT_EQ(l.status, LookupStatus::hit);
+  ASSERT_NE(l.entry.generation.encoded(), nullptr);
+  EXPECT_FALSE(l.entry.generation.decoded());
+  testing::expect_same_generation(*g, *l.entry.generation);
+  EXPECT_TRUE(l.entry.generation.decoded());
+
+  MemoryStore no_l1{MemoryStoreOptions{0, 3600s}};
+  TieredStore tiered{no_l1, s.store};
+  testing::OnIoThreadStore tiered_on_io{tiered, s.io};
+  Lookup t = get_sync(tiered_on_io, "k");
+  ASSERT_EQ(t.status, LookupStatus::hit);
+  EXPECT_EQ(t.entry.tier, "redis");
+  EXPECT_FALSE(t.entry.generation.decoded());
+}
+
 }  // namespace
 }  // namespace reprox
