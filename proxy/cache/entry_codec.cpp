@@ -166,7 +166,13 @@ std::string encode_generation(const Generation& g) {
 }
 
 CodecError EncodedGeneration::open(std::string_view in) {
-  *this = EncodedGeneration{};
+  EncodedGeneration opened;
+  CodecError e = opened.parse(in);
+  *this = e == CodecError::none ? opened : EncodedGeneration{};
+  return e;
+}
+
+CodecError EncodedGeneration::parse(std::string_view in) {
   if (in.size() < sizeof(kMagic)) return CodecError::truncated;
   if (std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) return CodecError::bad_magic;
   if (in.size() < kHeaderBytes) return CodecError::truncated;

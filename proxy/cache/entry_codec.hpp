@@ -41,6 +41,7 @@ CodecError decode_generation(std::string_view in, Generation& out);
 // into the bytes given to open(), which must outlive it; copies share them.
 class EncodedGeneration {
  public:
+  // On error, leaves this empty (no events, n_choices 0).
   CodecError open(std::string_view bytes);
 
   std::string_view model() const { return model_; }
@@ -58,6 +59,8 @@ class EncodedGeneration {
   Generation decode() const;
 
  private:
+  CodecError parse(std::string_view bytes);
+
   std::string_view model_, fingerprint_, ns_;
   std::string_view events_;  // the encoded events, n_events_ of them
   uint32_t n_choices_ = 0;

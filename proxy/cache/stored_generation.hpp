@@ -23,8 +23,8 @@ class StoredGeneration {
   // Implicit: a decoded generation is a stored one.
   template <typename G, typename = std::enable_if_t<std::is_convertible_v<G*, const Generation*>>>
   StoredGeneration(std::shared_ptr<G> decoded) : decoded_(std::move(decoded)) {}  // NOLINT
-  // `bytes` holds an encoded generation at `blob_offset`; the caller has
-  // opened it (`opened`, from EncodedGeneration::open on exactly that part).
+  // `opened` is an EncodedGeneration that the caller opened on (part of)
+  // `bytes`, which this keeps alive for its views.
   StoredGeneration(std::shared_ptr<const std::string> bytes, const EncodedGeneration& opened)
       : bytes_(std::move(bytes)), encoded_(opened) {}
 

@@ -195,6 +195,15 @@ TEST(EncodedGeneration, OpenRejectsWhatDecodeRejects) {
   flipped[flipped.size() / 2] ^= 0x10;
   EXPECT_EQ(e.open(flipped), CodecError::bad_checksum);
   EXPECT_EQ(e.n_events(), 0u);  // a failed open leaves nothing to walk
+  // Past the checksum, a bad event: the header had been read, and is dropped.
+  ASSERT_EQ(e.open(bytes), CodecError::none);
+  std::string bad_choice("\0\0\0\x01\0\0\0\0\x02\0\0\0\0\0\x05\0\0\0\0", 19);
+  EXPECT_EQ(e.open(with_checksum(bad_choice)), CodecError::malformed);
+  EXPECT_EQ(e.n_events(), 0u);
+  EXPECT_EQ(e.n_choices(), 0u);
+  size_t walked = 0;
+  e.for_each_event([&](const EventView&) { ++walked; });
+  EXPECT_EQ(walked, 0u);
 }
 
 // The non-stream tail rendered from an entry's bytes is the tail rendered
