@@ -21,12 +21,13 @@ async function audits(proxy) {
            mismatch: sample(text, 'reprox_repro_audits_total', 'result="mismatch"') };
 }
 
-async function waitFor(what, fn, timeoutMs = 10000) {
+// Polls the audit counters until pred holds; a timeout names the last counts.
+async function waitForAudits(proxy, what, pred, timeoutMs = 10000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    const a = await audits(proxy);
+    if (pred(a)) return a;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (counts: ${JSON.stringify(a)})`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -43,7 +44,7 @@ test('every hit audited: a deterministic upstream matches, a nondeterministic on
   const hit = await h.postChat(proxy, body);
   assert.equal(hit.cache, 'hit');
   assert.equal(hit.text.replace(/"(id|created)":[^,]+,/g, ''), miss.text.replace(/"(id|created)":[^,]+,/g, ''));
-  await waitFor('a matching audit', async () => (await audits(proxy)).match === 1);
+  await waitForAudits(proxy, 'a matching audit', (a) => a.match === 1);
   assert.equal((await upstream.count()).total, before + 1, 'the audit asked the upstream once');
   assert.equal((await audits(proxy)).mismatch, 0);
 
@@ -54,7 +55,7 @@ test('every hit audited: a deterministic upstream matches, a nondeterministic on
   const again = await h.postChat(proxy, flaky);
   assert.equal(again.cache, 'hit');
   assert.equal(again.json.choices[0].message.content, first.json.choices[0].message.content);
-  await waitFor('a mismatching audit', async () => (await audits(proxy)).mismatch === 1);
+  await waitForAudits(proxy, 'a mismatching audit', (a) => a.mismatch === 1);
   assert.equal((await audits(proxy)).match, 1);
 });
 
@@ -62,8 +63,13 @@ test('audits are sampled (one hit in N) and off by default', async (t) => {
   const { upstream, proxy } = await h.startStack(t, { config: { audit: { every: 3 } } });
   const body = h.chatBody();
   await h.postChat(proxy, body);
-  for (let i = 0; i < 6; i++) assert.equal((await h.postChat(proxy, body)).cache, 'hit');
-  await waitFor('two audits', async () => (await audits(proxy)).match === 2);
+  // Hits 3 and 6 are picked. At most one audit runs at a time (a hit picked
+  // meanwhile is skipped), so the first must finish before the sixth hit:
+  // on a loaded box its generation can outlast three hits.
+  for (let i = 0; i < 3; i++) assert.equal((await h.postChat(proxy, body)).cache, 'hit');
+  await waitForAudits(proxy, 'the first audit', (a) => a.match === 1);
+  for (let i = 0; i < 3; i++) assert.equal((await h.postChat(proxy, body)).cache, 'hit');
+  await waitForAudits(proxy, 'two audits', (a) => a.match === 2);
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(await audits(proxy), { match: 2, mismatch: 0 });
   assert.equal((await upstream.count()).total, 3, 'one miss and two audits reached the upstream');
