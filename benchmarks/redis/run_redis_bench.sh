@@ -2,7 +2,8 @@
 # Cache-hit throughput through the Redis tier, against Redis itself.
 #
 #   benchmarks/redis/run_redis_bench.sh [REPROX_BIN]
-#   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 2), ROUNDS (3),
+#   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 1: one client
+#        thread, as redis-benchmark has; 2 was the default until session 8), ROUNDS (3),
 #        WORDS (filler words per answer, 200), REPROX_THREADS (reprox I/O threads; default: reprox's),
 #        REDIS_UNIX (1: reprox and redis-benchmark both reach Redis over its unix
 #        socket instead of loopback TCP; wrk still speaks HTTP over TCP),
@@ -22,7 +23,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPROX_BIN=$(realpath "${1:-${REPROX_BIN:-$ROOT/build/reprox}}")
 CONNECTIONS=${CONNECTIONS:-16}
 DURATION=${DURATION:-10s}
-THREADS=${THREADS:-2}
+THREADS=${THREADS:-1}
 ROUNDS=${ROUNDS:-3}
 WORDS=${WORDS:-200}
 for tool in redis-server redis-cli redis-benchmark wrk node curl; do
