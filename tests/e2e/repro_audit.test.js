@@ -28,7 +28,7 @@ async function waitForAudits(proxy, what, pred, timeoutMs = 10000) {
     const a = await audits(proxy);
     if (pred(a)) return a;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (counts: ${JSON.stringify(a)})`);
-    await new Promise((r) => setTimeout(r, 20));
+    await h.sleep(20);
   }
 }
 
@@ -70,7 +70,7 @@ test('audits are sampled (one hit in N) and off by default', async (t) => {
   await waitForAudits(proxy, 'the first audit', (a) => a.match === 1);
   for (let i = 0; i < 3; i++) assert.equal((await h.postChat(proxy, body)).cache, 'hit');
   await waitForAudits(proxy, 'two audits', (a) => a.match === 2);
-  await new Promise((r) => setTimeout(r, 200));
+  await h.sleep(200);
   assert.deepEqual(await audits(proxy), { match: 2, mismatch: 0 });
   assert.equal((await upstream.count()).total, 3, 'one miss and two audits reached the upstream');
 
@@ -79,6 +79,6 @@ test('audits are sampled (one hit in N) and off by default', async (t) => {
   const b2 = h.chatBody();
   await h.postChat(plain, b2);
   await h.postChat(plain, b2);
-  await new Promise((r) => setTimeout(r, 200));
+  await h.sleep(200);
   assert.deepEqual(await audits(plain), { match: 0, mismatch: 0 });
 });
