@@ -18,6 +18,11 @@
 # entry's size with the same concurrency on the same server. Prints, per
 # round, req/s, p50/p99 and the ratios reprox(L2 only)/redis GET and
 # reprox(L1+L2)/redis GET, then the median ratios over the rounds.
+# A second anchor shows the floor that HTTP itself sets on this box: nginx
+# (NGINX_WORKERS workers, default: reprox's I/O threads, i.e. the CPUs)
+# serving the same answer bytes from a file to the same wrk client; nginx
+# does no lookup at all, so nginx/redis GET bounds what any HTTP front end
+# of Redis can reach here.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPROX_BIN=$(realpath "${1:-${REPROX_BIN:-$ROOT/build/reprox}}")
@@ -26,7 +31,7 @@ DURATION=${DURATION:-10s}
 THREADS=${THREADS:-1}
 ROUNDS=${ROUNDS:-3}
 WORDS=${WORDS:-200}
-for tool in redis-server redis-cli redis-benchmark wrk node curl; do
+for tool in redis-server redis-cli redis-benchmark wrk node curl nginx; do
   command -v $tool >/dev/null || { echo "missing: $tool" >&2; exit 1; }
 done
 [ -x "$REPROX_BIN" ] || { echo "reprox binary not found: $REPROX_BIN (pass it as the first argument)" >&2; exit 1; }
@@ -37,6 +42,11 @@ PIDS=()
 cleanup() {
   # start_reprox runs in a command substitution (a subshell): its pids are in files.
   for f in "$WORK"/*.pid; do [ -f "$f" ] && PIDS+=("$(cat "$f")"); done
+  # nginx's master stops its workers on TERM (a kill -9 would orphan them).
+  if [ -n "${NGINX_PID:-}" ]; then
+    kill -TERM "$NGINX_PID" 2>/dev/null || true
+    for _ in $(seq 1 40); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.05; done
+  fi
   stop_all "$WORK" "${PIDS[@]}"
 }
 trap cleanup EXIT
@@ -85,6 +95,39 @@ tier_of "$L1_PORT" >/dev/null
 T3=$(tier_of "$L1_PORT")
 [ "$T3" = memory ] || { echo "L1+L2 instance answered from tier '$T3', not memory" >&2; exit 1; }
 
+# nginx serving the same answer bytes (POST to a static file is a 405 in
+# nginx; error_page turns it into an internal GET of the same file).
+cp "$WORK/first.json" "$WORK/answer.json"; chmod 644 "$WORK/answer.json"; chmod 755 "$WORK"  # nginx workers run as nobody
+NGINX_PORT=$(free_port)
+mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp"
+cat >"$WORK/nginx/nginx.conf" <<CONF
+worker_processes ${NGINX_WORKERS:-${REPROX_THREADS:-$(nproc)}};
+daemon off;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/tmp;
+  types { }
+  keepalive_requests 1000000;
+  open_file_cache max=16;  # no open()/close() per request
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location = /v1/chat/completions {
+      default_type application/json;
+      alias $WORK/answer.json;
+      error_page 405 =200 \$uri;
+    }
+  }
+}
+CONF
+nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$WORK/nginx.out" 2>&1 &
+NGINX_PID=$!
+for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/v1/chat/completions" && break; sleep 0.05; done
+curl -sf -o "$WORK/nginx.answer" -X POST --data-binary "$BODY" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
+cmp -s "$WORK/nginx.answer" "$WORK/answer.json" || { echo "nginx does not serve the answer's bytes:" >&2; cat "$WORK/nginx.out" "$WORK/nginx/logs/error.log" >&2; exit 1; }
+
 cat >"$WORK/post.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '$BODY'
@@ -118,14 +161,18 @@ printf '%-6s %-32s %12s %10s %10s %8s\n' "round" "" "req/s" "p50 ms" "p99 ms" "e
 for round in $(seq 1 "$ROUNDS"); do
   read -r L2_RPS L2_P50 L2_P99 L2_ERR L2_N < <(run_wrk "$L2_PORT")
   read -r L1_RPS L1_P50 L1_P99 L1_ERR L1_N < <(run_wrk "$L1_PORT")
+  read -r NG_RPS NG_P50 NG_P99 NG_ERR NG_N < <(run_wrk "$NGINX_PORT")
   REQUESTS=$(awk -v r="$L2_RPS" -v d="${DURATION%s}" 'BEGIN { n = int(r * 3 * d); if (n < 100000) n = 100000; print n }')
   read -r RB_RPS RB_P50 RB_P99 < <(run_rb "$REQUESTS")
   printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "reprox hit, L2 only (redis)" "$L2_RPS" "$L2_P50" "$L2_P99" "$L2_ERR"
   printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "reprox hit, L1+L2 (memory)" "$L1_RPS" "$L1_P50" "$L1_P99" "$L1_ERR"
+  printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "nginx, the same bytes from a file" "$NG_RPS" "$NG_P50" "$NG_P99" "$NG_ERR"
   printf '%-6s %-32s %12.1f %10.3f %10.3f %8s\n' "$round" "redis-benchmark GET -d $VALUE_BYTES" "$RB_RPS" "$RB_P50" "$RB_P99" "-"
-  read -r L2_RATIO L1_RATIO < <(awk -v a="$L2_RPS" -v b="$L1_RPS" -v r="$RB_RPS" 'BEGIN { printf "%.4f %.4f\n", a / r, b / r }')
-  printf '%-6s ratio L2-only / redis GET %.2f, L1+L2 / redis GET %.2f\n' "$round" "$L2_RATIO" "$L1_RATIO"
-  echo "$L2_RATIO $L1_RATIO" >>"$WORK/ratios"
+  read -r L2_RATIO L1_RATIO NG_RATIO L2_NG < <(awk -v a="$L2_RPS" -v b="$L1_RPS" -v g="$NG_RPS" -v r="$RB_RPS" \
+    'BEGIN { printf "%.4f %.4f %.4f %.4f\n", a / r, b / r, g / r, a / g }')
+  printf '%-6s ratio L2-only / redis GET %.2f, L1+L2 / redis GET %.2f, nginx / redis GET %.2f, L2-only / nginx %.2f\n' \
+    "$round" "$L2_RATIO" "$L1_RATIO" "$NG_RATIO" "$L2_NG"
+  echo "$L2_RATIO $L1_RATIO $NG_RATIO $L2_NG" >>"$WORK/ratios"
 done
 HITS_FROM_REDIS=$(curl -s "http://127.0.0.1:$L2_PORT/metrics" | awk '/^reprox_cache_lookups_total\{.*result="hit"/ {print $2}')
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -133,4 +180,8 @@ L2_MED=$(awk '{print $1}' "$WORK/ratios" | median)
 L1_MED=$(awk '{print $2}' "$WORK/ratios" | median)
 printf 'median ratio reprox L2-only / redis GET: %.2f (goal >= 0.5); rounds: %s\n' "$L2_MED" "$(awk '{printf "%.2f ", $1}' "$WORK/ratios")"
 printf 'median ratio reprox L1+L2  / redis GET: %.2f; rounds: %s\n' "$L1_MED" "$(awk '{printf "%.2f ", $2}' "$WORK/ratios")"
+printf 'median ratio nginx (no lookup) / redis GET: %.2f; rounds: %s\n' "$(awk '{print $3}' "$WORK/ratios" | median)" \
+  "$(awk '{printf "%.2f ", $3}' "$WORK/ratios")"
+printf 'median ratio reprox L2-only / nginx: %.2f; rounds: %s\n' "$(awk '{print $4}' "$WORK/ratios" | median)" \
+  "$(awk '{printf "%.2f ", $4}' "$WORK/ratios")"
 echo "hits counted by the L2-only instance (warm-ups + measured): $HITS_FROM_REDIS"
