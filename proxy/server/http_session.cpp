@@ -7,6 +7,26 @@
 
 namespace reprox {
 
+void serialize_head(const Response& response, std::string& out) {
+  out.clear();
+  out += response.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  out += std::to_string(response.result_int());
+  out += ' ';
+  auto reason = response.reason();
+  if (reason.empty()) reason = http::obsolete_reason(response.result());
+  out.append(reason.data(), reason.size());
+  out += "\r\n";
+  for (const auto& field : response) {
+    auto name = field.name_string();
+    auto value = field.value();
+    out.append(name.data(), name.size());
+    out += ": ";
+    out.append(value.data(), value.size());
+    out += "\r\n";
+  }
+  out += "\r\n";
+}
+
 HttpSession::HttpSession(tcp::socket&& socket, RequestHandler& handler, const ServerOptions& options,
                          std::shared_ptr<ConnectionTracker> tracker)
     : stream_(std::move(socket)), handler_(handler), options_(options), tracker_(std::move(tracker)),
@@ -143,10 +163,14 @@ void HttpSession::write_response() {
   response_->keep_alive(keep_alive_);
   response_->prepare_payload();
   stream_.expires_after(options_.write_timeout);
-  http::async_write(stream_, *response_,
-                    [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
-                      self->on_written(ec, ka);
-                    });
+  // The head is serialized here into one buffer and sent with the body in
+  // one gathered write: Beast's serializer walks a generic buffer sequence
+  // per field, which cost more than the whole head on the cache-hit path.
+  serialize_head(*response_, head_bytes_);
+  std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_), net::buffer(response_->body())};
+  net::async_write(stream_, buffers, [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
+    self->on_written(ec, ka);
+  });
 }
 
 void HttpSession::on_written(beast::error_code ec, bool keep_alive) {
