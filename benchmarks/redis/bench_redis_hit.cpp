@@ -80,6 +80,18 @@ void BM_DecodeAndRender(benchmark::State& state) {
 }
 BENCHMARK(BM_DecodeAndRender);
 
+// The check alone: checksum, every field's bounds, every choice finished.
+void BM_Open(benchmark::State& state) {
+  const std::string& in = encoded();
+  for (auto _ : state) {
+    EncodedGeneration e;
+    if (e.open(in) != CodecError::none) state.SkipWithError("open failed");
+    benchmark::DoNotOptimize(e.n_events());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(in.size()));
+}
+BENCHMARK(BM_Open);
+
 // What a non-stream Redis hit does now: check the entry in place and render
 // the body from its views, never building the generation.
 void BM_OpenAndRender(benchmark::State& state) {

@@ -76,6 +76,11 @@ class Reader {
   explicit Reader(std::string_view in) : in_(in) {}
 
   bool varint(uint64_t& v) {
+    // Most varints (string lengths, choice indexes) are one byte.
+    if (pos_ < in_.size() && !(uint8_t(in_[pos_]) & 0x80)) {
+      v = uint8_t(in_[pos_++]);
+      return true;
+    }
     v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (pos_ >= in_.size()) return fail(CodecError::truncated);

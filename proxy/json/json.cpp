@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace reprox::json {
 
@@ -200,11 +201,37 @@ ParseError parse(std::string_view text, Value& out, size_t max_depth) {
   return {};
 }
 
+namespace {
+
+// Whether any of the 8 bytes in `w` needs escaping in a JSON string: a
+// control byte (< 0x20), '"' or '\\'. Bytes >= 0x80 (UTF-8) never do.
+// Each test works on the low 7 bits of every byte, where adding a constant
+// cannot carry into the next byte, so every byte is judged on its own.
+inline bool needs_escape(uint64_t w) {
+  constexpr uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  auto is_byte = [&](uint64_t c) {  // high bit of each byte that equals c
+    uint64_t x = w ^ (ones * c);
+    return ~(((x & ~highs) + ones * 0x7F) | x) & highs;
+  };
+  uint64_t control = ~(((w & ~highs) + ones * 0x60) | w) & highs;  // high bit set iff byte < 0x20
+  return (control | is_byte('"') | is_byte('\\')) != 0;
+}
+
+}  // namespace
+
 void write_string(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
   out.push_back('"');
   size_t run = 0;  // start of the pending unescaped run
   for (size_t i = 0; i < s.size(); ++i) {
+    // Skip eight plain bytes at a time (answers are mostly plain text).
+    while (i + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if (needs_escape(w)) break;
+      i += 8;
+    }
+    if (i >= s.size()) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + run, i - run);

@@ -48,5 +48,54 @@ TEST(Json, StringsAreEscapedAndLossyUtf8IsValid) {
   EXPECT_EQ(utf8_lossy("caf\xc3\xa9"), "caf\xc3\xa9");
 }
 
+// write_string skips eight plain bytes at a time: every byte value, at every
+// offset within and across those eight-byte steps, and next to UTF-8 lead
+// and continuation bytes, must be escaped exactly as one byte at a time does.
+std::string escaped_one_by_one(std::string_view s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(hex[c >> 4]);
+          out.push_back(hex[c & 15]);
+        } else {
+          out.push_back(char(c));
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+TEST(Json, EveryByteAtEveryOffsetIsEscapedAsOneByOne) {
+  for (char filler : {'a', '\x80', '\x9f', '\xe4', ' '}) {
+    for (int b = 0; b < 256; ++b) {
+      for (size_t len : {1, 7, 8, 9, 16, 23}) {
+        for (size_t at = 0; at < len; ++at) {
+          std::string s(len, filler);
+          s[at] = char(b);
+          std::string out;
+          write_string(out, s);
+          ASSERT_EQ(out, escaped_one_by_one(s)) << "byte " << b << " at " << at << " of " << len;
+        }
+      }
+    }
+  }
+  std::string mixed = "caf\xc3\xa9 \"q\" \\ tab\t\x01\x1f\x7f\xf0\x9f\x98\x80 end of a longer run of text";
+  std::string out;
+  write_string(out, mixed);
+  EXPECT_EQ(out, escaped_one_by_one(mixed));
+}
+
 }  // namespace
 }  // namespace reprox::json
