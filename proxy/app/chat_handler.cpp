@@ -28,22 +28,37 @@ void add_key_headers(http::fields& h, const ChatContext& c, const char* cache) {
 
 // The JSON tail of a complete generation, rendered once per entry and thread
 // (hits of one entry repeat it; only the head with id and created is fresh).
-// Slots are keyed by the generation's address; the weak_ptr proves that
-// address still holds the same object.
-std::shared_ptr<const std::string> completion_tail(const std::shared_ptr<const Generation>& gen) {
+// `owner` is what the tail is a pure function of: the memory tier's
+// generation, or a Redis entry's bytes (hits of one entry on one thread share
+// them, see CheckedEntryMemo). Slots are keyed by the owner's address; the
+// weak_ptr proves that address still holds the same object.
+template <typename Owner, typename Render>
+std::shared_ptr<const std::string> memoized_tail(const std::shared_ptr<const Owner>& owner, Render render) {
   struct Slot {
-    const Generation* raw = nullptr;
-    std::weak_ptr<const Generation> alive;
+    const Owner* raw = nullptr;
+    std::weak_ptr<const Owner> alive;
     std::shared_ptr<const std::string> tail;
   };
   thread_local std::array<Slot, 64> memo;
-  Slot& slot = memo[(reinterpret_cast<std::uintptr_t>(gen.get()) / alignof(Generation)) % memo.size()];
-  if (slot.raw != gen.get() || slot.alive.expired()) {
-    slot.raw = gen.get();
-    slot.alive = gen;
-    slot.tail = std::make_shared<const std::string>(api::render_completion_tail(*gen));
+  Slot& slot = memo[(reinterpret_cast<std::uintptr_t>(owner.get()) / alignof(Owner)) % memo.size()];
+  if (slot.raw != owner.get() || slot.alive.expired()) {
+    slot.raw = owner.get();
+    slot.alive = owner;
+    slot.tail = std::make_shared<const std::string>(render());
   }
   return slot.tail;
+}
+
+std::shared_ptr<const std::string> completion_tail(const StoredGeneration& gen) {
+  if (const EncodedGeneration* encoded = gen.encoded()) {
+    // A Redis hit: render from the entry's bytes, without decoding them.
+    return memoized_tail(gen.bytes(), [encoded] {
+      auto walk = [encoded](const std::function<void(const EventView&)>& fn) { encoded->for_each_event(fn); };
+      return api::render_completion_tail(encoded->n_choices(), encoded->usage(), walk);
+    });
+  }
+  const auto& decoded = gen.shared();
+  return memoized_tail(decoded, [&decoded] { return api::render_completion_tail(*decoded); });
 }
 
 // Every answer for a key shows that key's model and fingerprint, as live
@@ -68,14 +83,7 @@ void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const c
     add_key_headers(res.base(), c, cache);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
     if (!tier.empty()) res.set("x-reprox-tier", tier);
-    if (const EncodedGeneration* encoded = gen.encoded()) {
-      // A Redis hit: render from the entry's bytes, without decoding them.
-      auto walk = [encoded](const std::function<void(const EventView&)>& fn) { encoded->for_each_event(fn); };
-      res.body() = api::render_completion_from_tail(
-          meta, api::render_completion_tail(encoded->n_choices(), encoded->usage(), walk));
-    } else {
-      res.body() = api::render_completion_from_tail(meta, *completion_tail(gen.shared()));
-    }
+    res.body() = api::render_completion_from_tail(meta, *completion_tail(gen));
     c.responder->respond(std::move(res));
   }
   c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());

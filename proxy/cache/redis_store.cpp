@@ -6,6 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "proxy/cache/checked_entry_memo.hpp"
 #include "proxy/cache/entry_codec.hpp"
 #include "proxy/cache/redis_io_lookup.hpp"
 #include "proxy/cache/redis_script.hpp"
@@ -260,18 +261,25 @@ Lookup RedisStore::parse_get_reply(RedisValue& reply, uint64_t& seq) {
 
 // Checks the entry through but leaves it encoded: the hit's generation is
 // decoded only if the caller asks for it (StoredGeneration).
+// Bytes equal to an entry this thread checked before reuse that check (see
+// CheckedEntryMemo).
 Lookup RedisStore::hit_from_entry(std::string value, int64_t expires_unix_ms) {
-  auto bytes = std::make_shared<const std::string>(std::move(value));
-  EncodedGeneration gen;
-  int64_t stored_ms = 0;
-  if (!open_entry(*bytes, stored_ms, gen)) {
-    count_error("decode");
-    return {LookupStatus::error, {}};
+  thread_local CheckedEntryMemo memo;
+  CheckedEntryMemo::Checked checked;
+  if (const auto* known = memo.find(value)) {
+    checked = *known;
+  } else {
+    checked.bytes = std::make_shared<const std::string>(std::move(value));
+    if (!open_entry(*checked.bytes, checked.stored_unix_ms, checked.generation)) {
+      count_error("decode");
+      return {LookupStatus::error, {}};
+    }
+    memo.remember(checked);
   }
   ++hits_;
   Lookup out{LookupStatus::hit, {}};
-  out.entry.generation = StoredGeneration(std::move(bytes), gen);
-  out.entry.stored_unix_ms = stored_ms;
+  out.entry.generation = StoredGeneration(std::move(checked.bytes), checked.generation);
+  out.entry.stored_unix_ms = checked.stored_unix_ms;
   out.entry.expires_unix_ms = expires_unix_ms;
   out.entry.tier = tier();
   return out;

@@ -35,6 +35,9 @@ class StoredGeneration {
   const Generation* operator->() const { return shared().get(); }
   // The encoded form, when the tier handed over bytes; null otherwise.
   const EncodedGeneration* encoded() const { return bytes_ ? &encoded_ : nullptr; }
+  // The bytes encoded() views (null when none): hits of one Redis entry on
+  // one thread share them (CheckedEntryMemo), so they can key a memo.
+  const std::shared_ptr<const std::string>& bytes() const { return bytes_; }
   // Whether the decoded generation exists yet (tests: nothing decodes needlessly).
   bool decoded() const { return decoded_ != nullptr; }
 

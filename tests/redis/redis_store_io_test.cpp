@@ -211,5 +211,42 @@ TEST(RedisStoreOnIo, AHitStaysEncodedUntilAskedFor) {
   EXPECT_FALSE(t.entry.generation.decoded());
 }
 
+// Hits of one entry on one thread share its checked bytes (CheckedEntryMemo),
+// yet a value that changed in Redis, even by one byte at the same size, is
+// checked again: a corrupt one is a miss, a new one is the new answer.
+TEST(RedisStoreOnIo, RepeatedHitsShareTheCheckedBytesButAChangedValueIsCheckedAgain) {
+  testing::RedisServer server;
+  std::atomic<int> errors{0};
+  IoStore s(server, "a", &errors);
+  ASSERT_TRUE(s.wait_channel());
+  auto g = sample_generation("memo");
+  s.store.put("k", g, 60s);
+  ASSERT_EQ(get_sync(s.store, "k").status, LookupStatus::hit);  // landed
+  Lookup first = get_sync(s.on_io, "k");
+  Lookup second = get_sync(s.on_io, "k");
+  ASSERT_EQ(first.status, LookupStatus::hit);
+  ASSERT_EQ(second.status, LookupStatus::hit);
+  ASSERT_NE(first.entry.generation.bytes(), nullptr);
+  EXPECT_EQ(first.entry.generation.bytes(), second.entry.generation.bytes());
+  testing::expect_same_generation(*g, *second.entry.generation);
+
+  // The same value with one byte of the encoded generation flipped.
+  std::string value = server.command({"GET", "reprox:v1:k"}).str;
+  ASSERT_GT(value.size(), 40u);
+  std::string corrupt = value;
+  corrupt[corrupt.size() - 20] ^= 0x01;
+  server.command({"SET", "reprox:v1:k", corrupt});
+  int errors_before = errors.load();
+  EXPECT_NE(get_sync(s.on_io, "k").status, LookupStatus::hit);
+  EXPECT_GT(errors.load(), errors_before);
+
+  auto g2 = sample_generation("memo, second answer");
+  s.store.put("k", g2, 60s);
+  ASSERT_EQ(get_sync(s.store, "k").status, LookupStatus::hit);  // landed
+  Lookup third = get_sync(s.on_io, "k");
+  ASSERT_EQ(third.status, LookupStatus::hit);
+  testing::expect_same_generation(*g2, *third.entry.generation);
+}
+
 }  // namespace
 }  // namespace reprox
