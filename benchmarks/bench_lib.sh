@@ -21,3 +21,36 @@ stop_all() {
   wait 2>/dev/null || true
   rm -rf "$dir"
 }
+
+# nginx_static_conf DIR PORT FILE WORKERS [EXTRA]: prints an nginx config
+# (foreground, logs and temp files under DIR) that answers POST and GET of
+# /v1/chat/completions on 127.0.0.1:PORT with FILE's bytes as
+# application/json. POST to a static file is a 405 in nginx; error_page
+# turns it into an internal GET of the same file. EXTRA: more directives for
+# the http block. Creates DIR/logs and DIR/tmp.
+nginx_static_conf() {
+  local dir=$1 port=$2 file=$3 workers=$4 extra=${5:-}
+  mkdir -p "$dir/logs" "$dir/tmp"
+  cat <<CONF
+worker_processes $workers;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp;
+  types { }
+  keepalive_requests 1000000;
+  $extra
+  server {
+    listen 127.0.0.1:$port;
+    location = /v1/chat/completions {
+      default_type application/json;
+      alias $file;
+      error_page 405 =200 \$uri;
+    }
+  }
+}
+CONF
+}

@@ -59,33 +59,11 @@ curl -sf -D "$work/hit.headers" -o "$work/answer.json" -X POST -H 'Content-Type:
 grep -qi '^x-reprox-cache: hit' "$work/hit.headers" || { echo "warm-up did not give a hit:" >&2; cat "$work/hit.headers" >&2; exit 1; }
 chmod 644 "$work/answer.json"
 
-# 3. nginx: one worker, foreground, the same bytes as a static file with the
-# same content type. POST to a static file is a 405 in nginx; error_page
-# turns it into an internal GET of the same file.
+# 3. nginx: one worker, the same bytes as a static file with the same
+# content type.
 nginx_port="$(free_port)"
-mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/tmp;
-  types { }
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location = /v1/chat/completions {
-      default_type application/json;
-      alias $work/answer.json;
-      error_page 405 =200 \$uri;
-    }
-  }
-}
-CONF
-taskset -c "$server_cpu" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" >"$work/nginx.out" 2>&1 &
+nginx_static_conf "$work/nginx" "$nginx_port" "$work/answer.json" 1 >"$work/nginx.conf"
+taskset -c "$server_cpu" nginx -p "$work/nginx" -c "$work/nginx.conf" >"$work/nginx.out" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/v1/chat/completions" && break; sleep 0.05; done
 curl -sf -o "$work/nginx.answer" -X POST --data-binary "$body" "http://127.0.0.1:$nginx_port/v1/chat/completions"

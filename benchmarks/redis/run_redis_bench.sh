@@ -95,34 +95,12 @@ tier_of "$L1_PORT" >/dev/null
 T3=$(tier_of "$L1_PORT")
 [ "$T3" = memory ] || { echo "L1+L2 instance answered from tier '$T3', not memory" >&2; exit 1; }
 
-# nginx serving the same answer bytes (POST to a static file is a 405 in
-# nginx; error_page turns it into an internal GET of the same file).
+# nginx serving the same answer bytes, with no open()/close() per request.
 cp "$WORK/first.json" "$WORK/answer.json"; chmod 644 "$WORK/answer.json"; chmod 755 "$WORK"  # nginx workers run as nobody
 NGINX_PORT=$(free_port)
-mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp"
-cat >"$WORK/nginx/nginx.conf" <<CONF
-worker_processes ${NGINX_WORKERS:-${REPROX_THREADS:-$(nproc)}};
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/tmp;
-  types { }
-  keepalive_requests 1000000;
-  open_file_cache max=16;  # no open()/close() per request
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    location = /v1/chat/completions {
-      default_type application/json;
-      alias $WORK/answer.json;
-      error_page 405 =200 \$uri;
-    }
-  }
-}
-CONF
-nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$WORK/nginx.out" 2>&1 &
+nginx_static_conf "$WORK/nginx" "$NGINX_PORT" "$WORK/answer.json" "${NGINX_WORKERS:-${REPROX_THREADS:-$(nproc)}}" \
+  "open_file_cache max=16;" >"$WORK/nginx.conf"
+nginx -p "$WORK/nginx" -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
 NGINX_PID=$!
 for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/v1/chat/completions" && break; sleep 0.05; done
 curl -sf -o "$WORK/nginx.answer" -X POST --data-binary "$BODY" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"

@@ -50,34 +50,24 @@ TEST(Json, StringsAreEscapedAndLossyUtf8IsValid) {
 
 // write_string skips eight plain bytes at a time: every byte value, at every
 // offset within and across those eight-byte steps, and next to UTF-8 lead
-// and continuation bytes, must be escaped exactly as one byte at a time does.
+// and continuation bytes, must be escaped exactly as one byte at a time is.
+// The reference escapes each byte alone (a string shorter than eight bytes
+// never takes the eight-byte steps; the single-byte cases are pinned by
+// StringsAreEscapedAndLossyUtf8IsValid).
 std::string escaped_one_by_one(std::string_view s) {
-  static const char* hex = "0123456789abcdef";
   std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out.push_back(hex[c >> 4]);
-          out.push_back(hex[c & 15]);
-        } else {
-          out.push_back(char(c));
-        }
-    }
+  for (char c : s) {
+    std::string one;
+    write_string(one, std::string_view(&c, 1));
+    out += one.substr(1, one.size() - 2);
   }
   out += '"';
   return out;
 }
 
 TEST(Json, EveryByteAtEveryOffsetIsEscapedAsOneByOne) {
+  // The reference's single bytes, pinned.
+  EXPECT_EQ(escaped_one_by_one(std::string("\t\r\b\f\x1f\x7f\xc3\xa9 ~", 10)), R"("\t\r\b\f\u001f)" "\x7f\xc3\xa9 ~\"");
   for (char filler : {'a', '\x80', '\x9f', '\xe4', ' '}) {
     for (int b = 0; b < 256; ++b) {
       for (size_t len : {1, 7, 8, 9, 16, 23}) {
