@@ -1,5 +1,6 @@
 #include "proxy/cache/checked_entry_memo.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace reprox {
