@@ -7,7 +7,7 @@
 
 namespace reprox {
 
-void serialize_head(const Response& response, std::string& out) {
+void serialize_head(const http::response_header<>& response, std::string& out) {
   out.clear();
   out += response.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
   out += std::to_string(response.result_int());
@@ -245,13 +245,13 @@ void HttpSession::stream(http::response<http::empty_body>&& head, std::shared_pt
     self->head_ = std::make_unique<http::response<http::empty_body>>(std::move(h));
     self->head_->keep_alive(self->keep_alive_);
     self->head_->chunked(true);
-    self->head_sr_ = std::make_unique<http::response_serializer<http::empty_body>>(*self->head_);
     self->source_ = std::move(source);
     self->stream_done_ = false;
     self->source_drained_ = false;
     self->stream_.expires_after(self->options_.write_timeout);
-    http::async_write_header(self->stream_, *self->head_sr_,
-                             [self](beast::error_code ec, size_t) { self->on_stream_head(ec); });
+    serialize_head(*self->head_, self->head_bytes_);
+    net::async_write(self->stream_, net::buffer(self->head_bytes_),
+                     [self](beast::error_code ec, size_t) { self->on_stream_head(ec); });
   });
 }
 
@@ -299,7 +299,6 @@ void HttpSession::on_chunk(beast::error_code ec, bool last) {
   if (last) {
     stream_done_ = true;
     source_.reset();
-    head_sr_.reset();
     head_.reset();
     bool ka = keep_alive_;
     return finish_answer(ka);

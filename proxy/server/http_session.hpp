@@ -24,8 +24,9 @@ class RequestHandler {
 class ConnectionTracker;
 
 // Writes the status line and fields of `response` (ending with the empty
-// line) into `out`, as Beast's serializer would.
-void serialize_head(const Response& response, std::string& out);
+// line) into `out`, as Beast's serializer would: the head of a whole answer
+// (Response) and of a streamed one (chunked, empty body).
+void serialize_head(const http::response_header<>& response, std::string& out);
 
 class HttpSession final : public Responder, public std::enable_shared_from_this<HttpSession> {
  public:
@@ -79,9 +80,8 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   uint64_t answer_seq_ = 0;  // stale-handler guard for disconnect watches
 
   std::unique_ptr<Response> response_;
-  std::string head_bytes_;  // response_'s serialized head while it is written
+  std::string head_bytes_;  // the serialized head of response_ or head_ while it is written
   std::unique_ptr<http::response<http::empty_body>> head_;
-  std::unique_ptr<http::response_serializer<http::empty_body>> head_sr_;
   std::shared_ptr<StreamSource> source_;
   std::string chunk_;
   bool chunk_writing_ = false;

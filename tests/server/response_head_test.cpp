@@ -68,5 +68,21 @@ TEST(ResponseHead, MatchesBeastForACustomReasonHttp10AndNoBody) {
   EXPECT_EQ(ours(unknown), beast_head(unknown));
 }
 
+// A streamed answer's head: chunked, no body; Beast's head alone.
+TEST(ResponseHead, MatchesBeastForAStreamHead) {
+  http::response<http::empty_body> head{http::status::ok, 11};
+  head.set(http::field::content_type, "text/event-stream");
+  head.set(http::field::cache_control, "no-cache");
+  head.set("x-reprox-cache", "miss");
+  head.keep_alive(true);
+  head.chunked(true);
+  std::ostringstream os;
+  os << head.base();
+  std::string out;
+  serialize_head(head, out);
+  EXPECT_EQ(out, os.str());
+  EXPECT_NE(out.find("Transfer-Encoding: chunked\r\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace reprox
