@@ -54,3 +54,16 @@ http {
 }
 CONF
 }
+
+# nginx_serves DIR PORT BODY FILE: waits (up to 5 s) for the nginx started
+# with nginx_static_conf DIR ... to answer, then checks that a POST of BODY
+# returns FILE's bytes; on a mismatch prints nginx's output and log, fails.
+nginx_serves() {
+  local dir=$1 port=$2 body=$3 file=$4
+  for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/v1/chat/completions" && break; sleep 0.05; done
+  curl -sf -o "$dir/answer.got" -X POST --data-binary "$body" "http://127.0.0.1:$port/v1/chat/completions" || true
+  cmp -s "$dir/answer.got" "$file" && return 0
+  echo "nginx does not serve the answer's bytes:" >&2
+  cat "$dir/logs/error.log" >&2 2>/dev/null || true
+  return 1
+}

@@ -65,9 +65,7 @@ nginx_port="$(free_port)"
 nginx_static_conf "$work/nginx" "$nginx_port" "$work/answer.json" 1 >"$work/nginx.conf"
 taskset -c "$server_cpu" nginx -p "$work/nginx" -c "$work/nginx.conf" >"$work/nginx.out" 2>&1 &
 pids+=($!)
-for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/v1/chat/completions" && break; sleep 0.05; done
-curl -sf -o "$work/nginx.answer" -X POST --data-binary "$body" "http://127.0.0.1:$nginx_port/v1/chat/completions"
-cmp -s "$work/nginx.answer" "$work/answer.json" || { echo "nginx does not serve the same bytes" >&2; exit 1; }
+nginx_serves "$work/nginx" "$nginx_port" "$body" "$work/answer.json" || { cat "$work/nginx.out" >&2; exit 1; }
 
 # 4. Benchmark: the same wrk settings for both, after a warm-up each.
 to_ms() {  # wrk latency like 512.00us, 1.20ms, 1.01s

@@ -102,9 +102,7 @@ nginx_static_conf "$WORK/nginx" "$NGINX_PORT" "$WORK/answer.json" "${NGINX_WORKE
   "open_file_cache max=16;" >"$WORK/nginx.conf"
 nginx -p "$WORK/nginx" -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
 NGINX_PID=$!
-for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/v1/chat/completions" && break; sleep 0.05; done
-curl -sf -o "$WORK/nginx.answer" -X POST --data-binary "$BODY" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
-cmp -s "$WORK/nginx.answer" "$WORK/answer.json" || { echo "nginx does not serve the answer's bytes:" >&2; cat "$WORK/nginx.out" "$WORK/nginx/logs/error.log" >&2; exit 1; }
+nginx_serves "$WORK/nginx" "$NGINX_PORT" "$BODY" "$WORK/answer.json" || { cat "$WORK/nginx.out" >&2; exit 1; }
 
 cat >"$WORK/post.lua" <<LUA
 wrk.method = "POST"
