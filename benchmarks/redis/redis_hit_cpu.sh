@@ -10,7 +10,10 @@
 #        "perf record -g -o /tmp/hit.data"; it gets SIGINT at the end and up to
 #        5 s to write its output before it is killed: perf record handles
 #        that; a wrapper that waits for reprox to exit, like perf stat or
-#        strace, is killed without its output)
+#        strace, is killed without its output),
+#        PIN (1: reprox on CPU 0, redis-server and wrk on CPU 1; with
+#        `--threads 1` this takes most of the scheduler's noise out of an
+#        A/B comparison of reprox's CPU per request)
 #
 # Prints req/s and, per request, the process CPU time (user + system, from
 # /proc/PID/stat before and after the measured wrk run) of each process,
@@ -34,16 +37,18 @@ cleanup() {
   stop_all "$WORK" "${PIDS[@]}"
 }
 trap cleanup EXIT
+ON_REPROX_CPU=(); ON_OTHER_CPU=()
+if [ "${PIN:-0}" = 1 ]; then ON_REPROX_CPU=(taskset -c 0); ON_OTHER_CPU=(taskset -c 1); fi
 
 REDIS_PORT=$(free_port)
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+${ON_OTHER_CPU[@]+"${ON_OTHER_CPU[@]}"} redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
 REDIS_PID=$!; PIDS+=($REDIS_PID)
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break; sleep 0.05; done
 node "$ROOT/tests/upstream/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
 PIDS+=($!)
 UP_PORT=$(wait_for_port "$WORK/upstream.log" 'listening [0-9]+')
 # shellcheck disable=SC2086
-${WRAP:-} "$BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
+${WRAP:-} ${ON_REPROX_CPU[@]+"${ON_REPROX_CPU[@]}"} "$BIN" serve --upstream "http://127.0.0.1:$UP_PORT" --listen 127.0.0.1:0 \
   --redis "redis://127.0.0.1:$REDIS_PORT" --cache-bytes "${CACHE_BYTES:-0}" "$@" >"$WORK/reprox.log" 2>&1 &
 WRAP_PID=$!; PIDS+=($WRAP_PID)
 PORT=$(wait_for_port "$WORK/reprox.log" 'reprox listening on [^ ]+:[0-9]+')
@@ -78,7 +83,7 @@ thread_ticks() {
 }
 thread_ticks >"$WORK/threads.before"
 R1=$(ticks "/proc/$REPROX_PID/stat"); D1=$(ticks "/proc/$REDIS_PID/stat")
-/usr/bin/time -f "%U %S" -o "$WORK/wrk.time" wrk -t 2 -c "$CONNECTIONS" -d "$DURATION" -s "$WORK/post.lua" "$URL" >"$WORK/wrk.out"
+/usr/bin/time -f "%U %S" -o "$WORK/wrk.time" ${ON_OTHER_CPU[@]+"${ON_OTHER_CPU[@]}"} wrk -t 2 -c "$CONNECTIONS" -d "$DURATION" -s "$WORK/post.lua" "$URL" >"$WORK/wrk.out"
 R2=$(ticks "/proc/$REPROX_PID/stat"); D2=$(ticks "/proc/$REDIS_PID/stat")
 thread_ticks >"$WORK/threads.after"
 N=$(grep -oE '[0-9]+ requests in' "$WORK/wrk.out" | grep -oE '^[0-9]+')

@@ -23,7 +23,7 @@ class CountingResponder final : public Responder {
     inner_->stream(std::move(head), std::move(source));
   }
   void on_disconnect(std::function<void()> gone) override { inner_->on_disconnect(std::move(gone)); }
-  net::any_io_executor executor() override { return inner_->executor(); }
+  ConnectionStrand executor() override { return inner_->executor(); }
 
  private:
   std::shared_ptr<Responder> inner_;

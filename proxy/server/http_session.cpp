@@ -27,7 +27,7 @@ void serialize_head(const http::response_header<>& response, std::string& out) {
   out += "\r\n";
 }
 
-HttpSession::HttpSession(tcp::socket&& socket, RequestHandler& handler, const ServerOptions& options,
+HttpSession::HttpSession(ConnectionSocket&& socket, RequestHandler& handler, const ServerOptions& options,
                          std::shared_ptr<ConnectionTracker> tracker)
     : stream_(std::move(socket)), handler_(handler), options_(options), tracker_(std::move(tracker)),
       read_deadline_(stream_.get_executor()) {}
@@ -37,7 +37,7 @@ HttpSession::~HttpSession() {
 }
 
 void HttpSession::run() {
-  // The socket's executor is a strand (see Listener): start on it.
+  // The socket's executor is the connection's strand (see ConnectionStrand): start on it.
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
 }
 

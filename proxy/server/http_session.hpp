@@ -30,7 +30,7 @@ void serialize_head(const http::response_header<>& response, std::string& out);
 
 class HttpSession final : public Responder, public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket&& socket, RequestHandler& handler, const ServerOptions& options,
+  HttpSession(ConnectionSocket&& socket, RequestHandler& handler, const ServerOptions& options,
               std::shared_ptr<ConnectionTracker> tracker);
   ~HttpSession() override;
 
@@ -42,7 +42,7 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   void respond(Response&& response) override;
   void stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) override;
   void on_disconnect(std::function<void()> gone) override;
-  net::any_io_executor executor() override { return stream_.get_executor(); }
+  ConnectionStrand executor() override { return stream_.get_executor(); }
 
  private:
   void do_read();
@@ -63,14 +63,15 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   void watch_disconnect();
   void close_now();
 
-  beast::tcp_stream stream_;
+  ConnectionStream stream_;
   beast::flat_buffer buffer_;
   RequestHandler& handler_;
   const ServerOptions& options_;
   std::shared_ptr<ConnectionTracker> tracker_;
   uint64_t tracker_id_ = 0;
   std::optional<http::request_parser<http::string_body>> parser_;
-  net::steady_timer read_deadline_;  // one request's whole read (header and body)
+  net::basic_waitable_timer<std::chrono::steady_clock, net::wait_traits<std::chrono::steady_clock>, ConnectionStrand>
+      read_deadline_;  // one request's whole read (header and body)
   uint64_t read_deadline_seq_ = 0;   // stale-completion guard for read_deadline_
   bool read_timed_out_ = false;
 

@@ -5,9 +5,10 @@
 // futex in a cache-hit profile (half of all futex calls). Here each thread
 // owns a context, so its handlers never contend with another I/O thread's.
 // Connections are spread over the contexts round-robin (next()); everything
-// a connection does stays on its strand, on its context. Other threads (the
-// Redis workers, the engine) may still post to any context: the contexts
-// are built for one running thread, not for unsynchronized use.
+// a connection does stays on its context, whose one thread is the
+// connection's implicit strand (see ConnectionStrand): a context must never
+// be run by a second thread. Other threads (the Redis workers, the engine)
+// may still post to any context.
 //
 // Each context holds a work guard, so run() returns only after stop().
 #pragma once

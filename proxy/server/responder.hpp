@@ -35,7 +35,9 @@ class Responder {
   // Calls `gone` (on the strand) if the client disconnects before the
   // answer starts; for long waits of non-streamed answers.
   virtual void on_disconnect(std::function<void()> gone) = 0;
-  virtual net::any_io_executor executor() = 0;
+  // The connection's strand: what runs there never runs concurrently with
+  // the session's own handlers.
+  virtual ConnectionStrand executor() = 0;
 };
 
 }  // namespace reprox

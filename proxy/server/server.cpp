@@ -29,12 +29,13 @@ void Server::begin_drain() {
 }
 
 void Server::do_accept() {
-  // Each connection gets its own strand, on the next context of the pool.
-  acceptor_.async_accept(net::make_strand(pool_.next()),
-                         [this](beast::error_code ec, tcp::socket socket) { on_accept(ec, std::move(socket)); });
+  // Each connection lives on the next context of the pool, whose one thread
+  // is the connection's (implicit) strand; see ConnectionStrand.
+  acceptor_.async_accept(pool_.next().get_executor(),
+                         [this](beast::error_code ec, ConnectionSocket socket) { on_accept(ec, std::move(socket)); });
 }
 
-void Server::on_accept(beast::error_code ec, tcp::socket socket) {
+void Server::on_accept(beast::error_code ec, ConnectionSocket socket) {
   if (stopped_) return;
   if (ec) {
     // Keep accepting after transient errors (EMFILE, ECONNABORTED, ...).

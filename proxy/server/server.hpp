@@ -27,7 +27,7 @@ class Server {
 
  private:
   void do_accept();
-  void on_accept(beast::error_code ec, tcp::socket socket);
+  void on_accept(beast::error_code ec, ConnectionSocket socket);
 
   IoPool& pool_;
   ServerOptions options_;
