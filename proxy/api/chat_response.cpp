@@ -11,14 +11,14 @@ namespace reprox::api {
 std::string new_completion_id() {
   static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string id = "chatcmpl-";
+  char id[9 + 24] = {'c', 'h', 'a', 't', 'c', 'm', 'p', 'l', '-'};
   uint64_t bits = 0;
   for (int i = 0; i < 24; ++i) {
     if (i % 10 == 0) bits = rng();  // 10 base-62 digits per 64 random bits
-    id.push_back(alphabet[bits % 62]);
+    id[9 + i] = alphabet[bits % 62];
     bits /= 62;
   }
-  return id;
+  return std::string(id, sizeof id);  // one allocation, not one per growth
 }
 
 ResponseMeta fresh_meta(const std::string& model, const std::string& system_fingerprint) {

@@ -299,6 +299,7 @@ class PreparedMemo {
  public:
   static std::string key_of(const Request& request) {
     std::string k;
+    k.reserve(request.body().size() + request[http::field::authorization].size() + 96);
     auto add = [&k](std::string_view v) {
       k.append(std::to_string(v.size()));
       k.push_back(':');

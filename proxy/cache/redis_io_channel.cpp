@@ -1,7 +1,5 @@
 #include "proxy/cache/redis_io_channel.hpp"
 
-#include <hiredis/hiredis.h>
-
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -22,17 +20,17 @@ void append_number(std::string& out, size_t n) {
 
 }  // namespace
 
-void append_resp_command(std::string& out, const RedisArgv& argv) {
+void append_resp_command(std::string& out, RespArgs args) {
   out += '*';
-  append_number(out, argv.size());
+  append_number(out, args.size());
   out += "\r\n";
-  for (const auto& a : argv) {
+  args.for_each([&out](std::string_view a) {
     out += '$';
     append_number(out, a.size());
     out += "\r\n";
     out += a;
     out += "\r\n";
-  }
+  });
 }
 
 std::shared_ptr<RedisIoChannel> RedisIoChannel::create(net::io_context& io, RedisIoChannelOptions options,
@@ -55,9 +53,7 @@ RedisIoChannel::RedisIoChannel(net::io_context& io, RedisIoChannelOptions option
       backoff_(options_.reconnect_min),
       read_buf_(64 * 1024) {}
 
-RedisIoChannel::~RedisIoChannel() {
-  if (reader_) redisReaderFree(reader_);
-}
+RedisIoChannel::~RedisIoChannel() = default;
 
 bool RedisIoChannel::try_ready() {
   if (state_ == State::ready) return pending_.size() < options_.max_pending && breaker_.allow();
@@ -65,7 +61,7 @@ bool RedisIoChannel::try_ready() {
   return false;
 }
 
-void RedisIoChannel::send(const RedisArgv& command, Clock::time_point deadline, Callback done) {
+void RedisIoChannel::send(RespArgs command, Clock::time_point deadline, Callback done) {
   queue(command, deadline, std::move(done));
 }
 
@@ -102,9 +98,11 @@ void RedisIoChannel::on_connected(const error_code& ec, uint64_t generation) {
     error_code ignored;
     socket_.set_option(net::ip::tcp::no_delay(true), ignored);
   }
-  if (reader_) redisReaderFree(reader_);
-  reader_ = redisReaderCreate();
-  if (!reader_) return fail_connection("cannot allocate a reply reader");
+  try {
+    reader_ = std::make_unique<RedisValueReader>();
+  } catch (const std::bad_alloc&) {
+    return fail_connection("cannot allocate a reply reader");
+  }
   state_ = State::setting_up;
   read();
   start_setup();
@@ -121,7 +119,7 @@ void RedisIoChannel::start_setup() {
   for (const auto& command : setup) queue(command, deadline, nullptr);
 }
 
-void RedisIoChannel::queue(const RedisArgv& command, Clock::time_point deadline, Callback done) {
+void RedisIoChannel::queue(RespArgs command, Clock::time_point deadline, Callback done) {
   append_resp_command(out_, command);
   pending_.push_back(Pending{deadline, std::move(done)});
   arm_sweep();
@@ -157,15 +155,13 @@ void RedisIoChannel::read() {
 void RedisIoChannel::on_read(const error_code& ec, size_t n, uint64_t generation) {
   if (generation != generation_) return;
   if (ec) return fail_connection(ec == net::error::eof ? "connection closed by redis" : "read: " + ec.message());
-  if (redisReaderFeed(reader_, read_buf_.data(), n) != REDIS_OK)
-    return fail_connection(std::string("protocol: ") + reader_->errstr);
+  if (!reader_->feed(read_buf_.data(), n)) return fail_connection("protocol: " + reader_->error());
   bool any = false;
   for (;;) {
-    void* raw = nullptr;
-    if (redisReaderGetReply(reader_, &raw) != REDIS_OK) return fail_connection(std::string("protocol: ") + reader_->errstr);
-    if (!raw) break;
-    RedisValue value = copy_redis_reply(static_cast<redisReply*>(raw));
-    freeReplyObject(raw);
+    RedisValue value;
+    auto next = reader_->next(value);
+    if (next == RedisValueReader::Next::error) return fail_connection("protocol: " + reader_->error());
+    if (next == RedisValueReader::Next::incomplete) break;
     if (pending_.empty()) return fail_connection("a reply with no command");
     any = true;
     deliver(value);

@@ -27,14 +27,15 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proxy/cache/redis_breaker.hpp"
 #include "proxy/cache/redis_connection.hpp"
-
-struct redisReader;
+#include "proxy/cache/redis_value_reader.hpp"
 
 namespace reprox {
 
@@ -54,8 +55,29 @@ struct RedisIoResult {
   RedisValue reply;   // when ok (may be a Redis error reply)
 };
 
+// The arguments of one command, not copied: a braced list of strings or
+// string_views, or a RedisArgv. Only valid during the call it is passed to.
+class RespArgs {
+ public:
+  RespArgs(std::initializer_list<std::string_view> list) : list_(list) {}
+  RespArgs(const RedisArgv& argv) : argv_(&argv) {}
+  size_t size() const { return argv_ ? argv_->size() : list_.size(); }
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    if (argv_) {
+      for (const auto& a : *argv_) fn(std::string_view(a));
+    } else {
+      for (auto a : list_) fn(a);
+    }
+  }
+
+ private:
+  std::initializer_list<std::string_view> list_;
+  const RedisArgv* argv_ = nullptr;
+};
+
 // Appends one command in RESP (an array of bulk strings) to `out`.
-void append_resp_command(std::string& out, const RedisArgv& argv);
+void append_resp_command(std::string& out, RespArgs args);
 
 class RedisIoChannel : public std::enable_shared_from_this<RedisIoChannel> {
  public:
@@ -75,7 +97,7 @@ class RedisIoChannel : public std::enable_shared_from_this<RedisIoChannel> {
   bool try_ready();
   // Requires try_ready() just before, on the same turn. `done` runs exactly
   // once, on this thread, never inside send().
-  void send(const RedisArgv& command, Clock::time_point deadline, Callback done);
+  void send(RespArgs command, Clock::time_point deadline, Callback done);
   // Closes the connection for good and fails pending commands with "closed".
   // On the context's thread, or on any thread while no thread runs the
   // context (the context stopped); otherwise posts the close.
@@ -92,7 +114,7 @@ class RedisIoChannel : public std::enable_shared_from_this<RedisIoChannel> {
   void start_connect();
   void on_connected(const boost::system::error_code& ec, uint64_t generation);
   void start_setup();
-  void queue(const RedisArgv& command, Clock::time_point deadline, Callback done);
+  void queue(RespArgs command, Clock::time_point deadline, Callback done);
   void flush();
   void read();
   void on_read(const boost::system::error_code& ec, size_t n, uint64_t generation);
@@ -116,7 +138,7 @@ class RedisIoChannel : public std::enable_shared_from_this<RedisIoChannel> {
   uint64_t sweep_token_ = 0;  // which arm a sweep handler belongs to
   Clock::time_point retry_at_{};
   std::chrono::milliseconds backoff_;
-  redisReader* reader_ = nullptr;
+  std::unique_ptr<RedisValueReader> reader_;  // one per connection
   std::deque<Pending> pending_;  // sent or queued, in reply order
   size_t setup_left_ = 0;
   std::string out_;      // queued for the next write

@@ -76,10 +76,14 @@ std::string names_key(std::string_view model, std::string_view ns) {
 }  // namespace
 
 RedisIoLookup::RedisIoLookup(std::shared_ptr<RedisIoChannel> channel, std::string prefix, size_t max_epochs)
-    : channel_(std::move(channel)), prefix_(std::move(prefix)), max_epochs_(std::max<size_t>(1, max_epochs)) {}
+    : channel_(std::move(channel)),
+      prefix_(std::move(prefix)),
+      seq_key_(prefix_ + "epoch:seq"),
+      max_epochs_(std::max<size_t>(1, max_epochs)) {}
 
-void RedisIoLookup::lookup(const std::string& redis_key, Clock::time_point deadline, Done done) {
-  channel_->send({"MGET", prefix_ + "epoch:seq", redis_key}, deadline,
+void RedisIoLookup::lookup(std::string_view key, Clock::time_point deadline, Done done) {
+  entry_key_.assign(prefix_).append(key);
+  channel_->send({"MGET", seq_key_, entry_key_}, deadline,
                  [this, deadline, done = std::move(done)](RedisIoResult& r) mutable {
                    Result out;
                    if (!r.ok) {
@@ -115,7 +119,7 @@ void RedisIoLookup::lookup(const std::string& redis_key, Clock::time_point deadl
                    auto it = epochs_.find(names);
                    if (it != epochs_.end() && it->second.seq == seq)
                      return decide(it->second, seq, std::move(r.reply.elements[1].str), stamp, done);
-                   RedisArgv command{"MGET", prefix_ + "epoch:seq", prefix_ + "epoch:all",
+                   RedisArgv command{"MGET", seq_key_, prefix_ + "epoch:all",
                                      prefix_ + "epoch:model:" + std::string(h.model),
                                      prefix_ + "epoch:ns:" + std::string(h.ns)};
                    fetch_epochs(seq, std::move(r.reply.elements[1].str), std::move(names), stamp, command, deadline,

@@ -72,9 +72,9 @@ class RedisIoLookup {
   const std::shared_ptr<RedisIoChannel>& channel_ptr() const { return channel_; }
   // As RedisIoChannel::try_ready(); lookup() requires it just before.
   bool try_ready() { return channel_->try_ready(); }
-  // `redis_key` is the entry's full key (with the prefix). `done` runs once,
-  // on this thread, never inside lookup().
-  void lookup(const std::string& redis_key, Clock::time_point deadline, Done done);
+  // `key` is the cache key (the prefix is added here). `done` runs once, on
+  // this thread, never inside lookup().
+  void lookup(std::string_view key, Clock::time_point deadline, Done done);
 
  private:
   struct Epochs {
@@ -95,6 +95,8 @@ class RedisIoLookup {
 
   std::shared_ptr<RedisIoChannel> channel_;
   const std::string prefix_;
+  const std::string seq_key_;  // prefix_ + "epoch:seq"
+  std::string entry_key_;      // the last lookup's full key: reused, not reallocated
   const size_t max_epochs_;
   std::unordered_map<std::string, Epochs> epochs_;  // by model + '\0' + ns
 };

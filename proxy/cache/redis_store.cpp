@@ -334,12 +334,11 @@ bool RedisStore::get_on_io_thread(const std::string& key, size_t key_hash, const
   if (!here || writes_in_flight(key_hash).load() != 0 || !here->try_ready()) return false;
   ++io_lookups_;
   auto deadline = RedisIoChannel::Clock::now() + get_deadline();
-  here->lookup(redis_key(key), deadline, [this, key, key_hash, post, done](RedisIoLookup::Result& r) {
+  here->lookup(key, deadline, [this, key, key_hash, post, done](RedisIoLookup::Result& r) {
     if (r.outcome == RedisIoLookup::Outcome::fallback) return get_on_executor(key, key_hash, post, done);
     if (r.outcome == RedisIoLookup::Outcome::failed) count_error("get");
     // Decoded on the caller's executor, as on the executor's path.
-    auto result = std::make_shared<RedisIoLookup::Result>(std::move(r));
-    post([this, result, done] { finish_from_io(*result, *done); });
+    post([this, result = std::move(r), done]() mutable { finish_from_io(result, *done); });
   });
   return true;
 }

@@ -18,7 +18,10 @@ void TieredStore::get_on(const std::string& key, PostFn post, std::function<void
     if (!post) return done(std::move(local));
     return post([done = std::move(done), local = std::move(local)]() mutable { done(std::move(local)); });
   }
-  l2_.get_checked_on(key, std::move(post), [this, key, done = std::move(done)](Lookup lookup, uint64_t seq) {
+  // The key is kept only for the L1 fill (a copy per lookup otherwise).
+  std::string fill_key = l1_.keeps_entries() ? key : std::string();
+  l2_.get_checked_on(key, std::move(post), [this, key = std::move(fill_key), done = std::move(done)](Lookup lookup,
+                                                                                                 uint64_t seq) {
     if (lookup.status == LookupStatus::hit && seq == l2_.epoch_seq()) {
       const CacheEntry& e = lookup.entry;
       int64_t now = now_unix_ms();

@@ -75,7 +75,7 @@ struct LookupFixture {
       auto future = promise->get_future();
       bool sent = io.call([&] {
         if (!lookup->try_ready()) return false;
-        lookup->lookup("reprox:v1:" + key, Clock::now() + 1s,
+        lookup->lookup(key, Clock::now() + 1s,
                        [promise](RedisIoLookup::Result& r) { promise->set_value(std::move(r)); });
         return true;
       });
