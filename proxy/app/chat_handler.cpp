@@ -312,20 +312,20 @@ class PreparedMemo {
     add(ns == request.end() ? std::string_view("\x01") : std::string_view(ns->value()));
     return k;
   }
-  const PreparedChat* find(const std::string& key) const {
+  std::shared_ptr<const PreparedChat> find(const std::string& key) const {
     const Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
-    return s.key == key ? &s.value : nullptr;
+    return s.key == key ? s.value : nullptr;
   }
-  void put(const std::string& key, const PreparedChat& value) {
+  void put(const std::string& key, std::shared_ptr<const PreparedChat> value) {
     Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
     s.key = key;
-    s.value = value;
+    s.value = std::move(value);
   }
 
  private:
   struct Slot {
     std::string key;
-    PreparedChat value;
+    std::shared_ptr<const PreparedChat> value;
   };
   std::array<Slot, 128> slots_;
 };
@@ -334,17 +334,28 @@ std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& re
 
 }  // namespace
 
-std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out) {
-  if (request.body().size() > 64 * 1024) return prepare_uncached(app, request, out);
+std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request,
+                                          std::shared_ptr<const PreparedChat>& out) {
+  auto fresh = [&]() -> std::optional<api::ApiError> {
+    auto prepared = std::make_shared<PreparedChat>();
+    if (auto err = prepare_uncached(app, request, *prepared)) return err;
+    out = std::move(prepared);
+    return std::nullopt;
+  };
+  if (request.body().size() > 64 * 1024) return fresh();
   thread_local PreparedMemo memo;
   std::string key = PreparedMemo::key_of(request);
-  if (const PreparedChat* hit = memo.find(key)) {
-    out = *hit;
-    return std::nullopt;
-  }
-  auto err = prepare_uncached(app, request, out);
+  if ((out = memo.find(key))) return std::nullopt;
+  auto err = fresh();
   if (!err) memo.put(key, out);
   return err;
+}
+
+std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out) {
+  std::shared_ptr<const PreparedChat> prepared;
+  if (auto err = prepare_chat(app, request, prepared)) return err;
+  out = *prepared;
+  return std::nullopt;
 }
 
 namespace {
@@ -385,8 +396,10 @@ std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& re
 }  // namespace
 
 void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> responder) {
-  auto c = std::make_shared<ChatContext>(app, responder);
-  if (auto err = prepare_chat(app, request, *c)) return respond_error(*responder, *err);
+  auto started = Clock::now();
+  std::shared_ptr<const PreparedChat> prepared;
+  if (auto err = prepare_chat(app, request, prepared)) return respond_error(*responder, *err);
+  auto c = std::make_shared<ChatContext>(app, responder, std::move(prepared), started);
   if (c->key.seed_injected) app.metrics->seed_injected();
 
   if (!c->cacheability.readable && !c->cacheability.writable) return generate_and_answer(c, false);

@@ -30,12 +30,38 @@ struct PreparedChat {
 // Parses, validates, resolves the model and computes the key. Shared by the
 // chat endpoint and /reprox/v1/explain, so both always agree.
 std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out);
+// The same, shared: a repeated request gets the PreparedChat that a
+// per-thread memo keeps (the cache-hit path), without a copy.
+std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request,
+                                          std::shared_ptr<const PreparedChat>& out);
 
-struct ChatContext : PreparedChat {
-  ChatContext(AppContext& a, std::shared_ptr<Responder> r) : app(a), responder(std::move(r)) {}
+// One chat request in progress. The prepared fields are read-only views of
+// `prepared`.
+struct ChatContext {
+  ChatContext(AppContext& a, std::shared_ptr<Responder> r, std::shared_ptr<const PreparedChat> p,
+              std::chrono::steady_clock::time_point start)
+      : app(a),
+        responder(std::move(r)),
+        prepared(std::move(p)),
+        request(prepared->request),
+        key(prepared->key),
+        cacheability(prepared->cacheability),
+        model_id(prepared->model_id),
+        fingerprint(prepared->fingerprint),
+        tenant(prepared->tenant),
+        authorization(prepared->authorization),
+        started(start) {}
   AppContext& app;
   std::shared_ptr<Responder> responder;
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  const std::shared_ptr<const PreparedChat> prepared;
+  const api::ChatRequest& request;
+  const policy::KeyResult& key;
+  const policy::Cacheability& cacheability;
+  const std::string& model_id;
+  const std::string& fingerprint;
+  const std::string& tenant;
+  const std::string& authorization;
+  const std::chrono::steady_clock::time_point started;
 };
 
 void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> responder);
