@@ -151,9 +151,12 @@ void HttpSession::reject(http::status status, const std::string& message, const 
 }
 
 void HttpSession::respond(Response&& response) {
-  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
+  // Moved into its final place once, whether the dispatch runs inline (on
+  // the connection's thread) or is posted.
+  auto owned = std::make_unique<Response>(std::move(response));
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(owned)]() mutable {
     if (self->closed_ || !self->in_request_ || self->response_ || self->head_) return;
-    self->response_ = std::make_unique<Response>(std::move(r));
+    self->response_ = std::move(r);
     self->write_response();
   });
 }
