@@ -3,16 +3,35 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
+#include <string_view>
 
 namespace reprox {
 
 namespace {
 const prometheus::Histogram::BucketBoundaries kLatencyBuckets{
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
-}
 
-Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
+std::atomic<uint64_t> next_metrics_id{1};
+
+// Per thread, the labelled series the thread used last, so that counting a
+// request takes no lock shared with the other I/O threads (the locked maps
+// are the fallback). A family never removes a series, so a kept pointer is
+// valid while its Metrics lives; `owner` is the Metrics' serial, never an
+// address a later instance could reuse, so a dead instance's slots never
+// match again.
+template <typename Series>
+struct ThreadSeries {
+  uint64_t owner = 0;
+  int code = 0;
+  std::string label;
+  Series* series = nullptr;
+};
+}  // namespace
+
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(next_metrics_id++) {
   using namespace prometheus;
   requests_ = &BuildCounter().Name("reprox_requests_total").Help("HTTP requests by endpoint and status code").Register(*registry_);
   lookups_ = &BuildCounter().Name("reprox_cache_lookups_total").Help("Chat completion cache lookups by result").Register(*registry_);
@@ -57,14 +76,15 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
 }
 
 void Metrics::request(const std::string& endpoint, int code) {
-  prometheus::Counter* c;
-  {
+  thread_local std::array<ThreadSeries<prometheus::Counter>, 16> mine;
+  auto& t = mine[(std::hash<std::string>()(endpoint) + unsigned(code)) % mine.size()];
+  if (t.owner != id_ || t.code != code || t.label != endpoint) {
     std::lock_guard lock(mutex_);
     auto& slot = request_cache_[{endpoint, code}];
     if (!slot) slot = &requests_->Add({{"endpoint", endpoint}, {"code", std::to_string(code)}});
-    c = slot;
+    t = {id_, code, endpoint, slot};
   }
-  c->Increment();
+  t.series->Increment();
 }
 
 void Metrics::lookup(const char* result) {
@@ -75,14 +95,15 @@ void Metrics::lookup(const char* result) {
 }
 
 void Metrics::request_duration(const char* cache, double seconds) {
-  prometheus::Histogram* h;
-  {
+  thread_local std::array<ThreadSeries<prometheus::Histogram>, 8> mine;
+  auto& t = mine[std::hash<std::string_view>()(cache) % mine.size()];
+  if (t.owner != id_ || t.label != cache) {
     std::lock_guard lock(mutex_);
     auto& slot = duration_cache_[cache];
     if (!slot) slot = &duration_->Add({{"cache", cache}}, kLatencyBuckets);
-    h = slot;
+    t = {id_, 0, cache, slot};
   }
-  h->Observe(seconds);
+  t.series->Observe(seconds);
 }
 
 void Metrics::tokens(int64_t prompt, int64_t generated, int64_t kv_reused) {

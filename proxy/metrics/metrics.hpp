@@ -77,6 +77,7 @@ class Metrics {
   prometheus::Counter* bypass_;
   prometheus::Counter* coalesced_;
 
+  const uint64_t id_;  // a serial per instance (see ThreadSeries in metrics.cpp)
   std::mutex mutex_;  // guards the label caches below
   std::map<std::pair<std::string, int>, prometheus::Counter*> request_cache_;
   std::map<std::string, prometheus::Histogram*> duration_cache_;
