@@ -1,5 +1,7 @@
 #include "proxy/server/http_session.hpp"
 
+#include <charconv>
+#include <cstring>
 #include <utility>
 
 #include "proxy/api/api_error.hpp"
@@ -8,23 +10,36 @@
 namespace reprox {
 
 void serialize_head(const http::response_header<>& response, std::string& out) {
-  out.clear();
-  out += response.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  out += std::to_string(response.result_int());
-  out += ' ';
+  // Sized first, then filled with memcpy: appending piece by piece cost
+  // more than half of this (about 35 appends per cache-hit answer).
+  char status[16];
+  auto [status_end, ec] = std::to_chars(status, status + sizeof status, response.result_int());
+  (void)ec;  // an unsigned status always fits in 16 chars
   auto reason = response.reason();
   if (reason.empty()) reason = http::obsolete_reason(response.result());
-  out.append(reason.data(), reason.size());
-  out += "\r\n";
+  const std::string_view version = response.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  size_t size = version.size() + size_t(status_end - status) + 1 + reason.size() + 2 + 2;
+  for (const auto& field : response) size += field.name_string().size() + 2 + field.value().size() + 2;
+  out.resize(size);
+  char* p = out.data();
+  auto put = [&p](std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  };
+  put(version);
+  put(std::string_view(status, size_t(status_end - status)));
+  put(" ");
+  put(std::string_view(reason.data(), reason.size()));
+  put("\r\n");
   for (const auto& field : response) {
     auto name = field.name_string();
     auto value = field.value();
-    out.append(name.data(), name.size());
-    out += ": ";
-    out.append(value.data(), value.size());
-    out += "\r\n";
+    put(std::string_view(name.data(), name.size()));
+    put(": ");
+    put(std::string_view(value.data(), value.size()));
+    put("\r\n");
   }
-  out += "\r\n";
+  put("\r\n");
 }
 
 HttpSession::HttpSession(ConnectionSocket&& socket, RequestHandler& handler, const ServerOptions& options,
