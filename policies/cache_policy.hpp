@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "proxy/api/chat_request.hpp"
+#include "common/chat_request.hpp"
 
 namespace reprox::policy {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "policies/tenant.hpp"
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::policy {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "proxy/api/chat_request.hpp"
+#include "common/chat_request.hpp"
 
 namespace reprox::policy {
 

@@ -1,6 +1,6 @@
 #include "policies/explain.hpp"
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::policy {
 

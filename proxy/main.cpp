@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "conf/config.hpp"
-#include "policies/key_cli.hpp"
+#include "proxy/key_cli.hpp"
 #include "proxy/serve.hpp"
 #include "proxy/subcommands.hpp"
 
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*serve) return reprox::run_serve(config, reprox::local_backend_factory());
-    if (*key) return reprox::policy::run_key_cli(std::cin, std::cout, key_ctx);
+    if (*key) return reprox::run_key_cli(std::cin, std::cout, key_ctx);
     return reprox::run_engine_subcommand(app);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

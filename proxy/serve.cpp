@@ -9,8 +9,8 @@
 #include "policies/tenant.hpp"
 #include "proxy/app/router.hpp"
 #include "proxy/backend/upstream_backend.hpp"
-#include "proxy/cache/redis_counter.hpp"
-#include "proxy/cache/redis_flight_lock.hpp"
+#include "proxy/cache/redis/redis_counter.hpp"
+#include "proxy/cache/redis/redis_flight_lock.hpp"
 #include "proxy/cache/tiered_store.hpp"
 #include "proxy/server/server.hpp"
 

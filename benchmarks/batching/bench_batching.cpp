@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/local_backend.hpp"
+#include "proxy/backend/local_backend.hpp"
 #include "engine/tiny/make_tiny_model.hpp"
 
 using namespace reprox;

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels.hpp"
+#include "engine/kernels/kernels.hpp"
 
 extern "C" {
 void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/runtime/engine.hpp"
-#include "engine/runtime/local_backend.hpp"
+#include "proxy/backend/local_backend.hpp"
 #include "engine/tiny/make_tiny_model.hpp"
 
 using namespace reprox;

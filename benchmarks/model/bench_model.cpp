@@ -15,8 +15,8 @@
 
 #include <torch/torch.h>
 
-#include "make_tiny_model.hpp"
-#include "model.hpp"
+#include "engine/tiny/make_tiny_model.hpp"
+#include "engine/model/model.hpp"
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -105,7 +105,7 @@ void bench(const std::string& label, const std::string& dir, double bandwidth, i
               << t[m].prefill_tps / bound << " x bound; decode (64 steps after 16): " << t[m].decode_tps
               << " tok/s = " << t[m].decode_tps / bound << " x bound\n";
   }
-  // Cost ratio = strict time / fast time (issue 3's goal: <= 1.10).
+  // Cost ratio = strict time / fast time (goal: <= 1.10).
   std::cout << "  strict/fast cost ratio: prefill " << t[1].prefill_tps / t[0].prefill_tps << ", decode "
             << t[1].decode_tps / t[0].decode_tps << "\n";
 }

@@ -39,7 +39,7 @@ trap cleanup EXIT
 . "$repo/benchmarks/bench_lib.sh"
 
 # 1. The scripted upstream and reprox (one I/O thread, pinned to one core).
-node "$repo/tests/upstream/scripted_upstream.js" --port 0 >"$work/upstream.log" 2>&1 &
+node "$repo/tests/proxy/backend/scripted_upstream.js" --port 0 >"$work/upstream.log" 2>&1 &
 pids+=($!)
 upstream_port="$(wait_for_port "$work/upstream.log" '^listening [0-9]+')"
 

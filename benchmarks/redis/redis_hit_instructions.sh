@@ -31,7 +31,7 @@ REDIS_PORT=$(free_port)
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break; sleep 0.05; done
-node "$ROOT/tests/upstream/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
+node "$ROOT/tests/proxy/backend/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
 PIDS+=($!)
 UP_PORT=$(wait_for_port "$WORK/upstream.log" 'listening [0-9]+')
 # Instrumentation starts off: start-up (libtorch's relocations) runs at

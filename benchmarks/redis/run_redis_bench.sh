@@ -3,7 +3,7 @@
 #
 #   benchmarks/redis/run_redis_bench.sh [REPROX_BIN]
 #   env: CONNECTIONS (16), DURATION (10s), THREADS (wrk threads, 1: one client
-#        thread, as redis-benchmark has; 2 was the default until session 8), ROUNDS (3),
+#        thread, as redis-benchmark has), ROUNDS (3),
 #        WORDS (filler words per answer, 200), REPROX_THREADS (reprox I/O threads; default: reprox's),
 #        REDIS_UNIX (1: reprox and redis-benchmark both reach Redis over its unix
 #        socket instead of loopback TCP; wrk still speaks HTTP over TCP),
@@ -61,7 +61,7 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --unixsocket "$REDIS_SOCK" --
 PIDS+=($!)
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break; sleep 0.05; done
 
-node "$ROOT/tests/upstream/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
+node "$ROOT/tests/proxy/backend/scripted_upstream.js" --port 0 >"$WORK/upstream.log" 2>&1 &
 PIDS+=($!)
 UP_PORT=$(wait_for_port "$WORK/upstream.log" 'listening [0-9]+')
 

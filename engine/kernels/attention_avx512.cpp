@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "internal/avx512_math.hpp"
-#include "internal/paths.hpp"
+#include "engine/kernels/internal/avx512_math.hpp"
+#include "engine/kernels/internal/paths.hpp"
 
 namespace reprox::kernels::internal {
 namespace {

@@ -4,9 +4,9 @@
 #include <atomic>
 #include <vector>
 
-#include "internal/paths.hpp"
-#include "internal/thread_pool.hpp"
-#include "kernels.hpp"
+#include "engine/kernels/internal/paths.hpp"
+#include "engine/kernels/internal/thread_pool.hpp"
+#include "engine/kernels/kernels.hpp"
 
 namespace reprox::kernels {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "internal/paths.hpp"
+#include "engine/kernels/internal/paths.hpp"
 
 namespace reprox::kernels::internal {
 namespace {

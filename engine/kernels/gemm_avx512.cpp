@@ -6,8 +6,8 @@
 // and inside any batch give the same bits.
 #include <algorithm>
 
-#include "internal/avx512_math.hpp"
-#include "internal/paths.hpp"
+#include "engine/kernels/internal/avx512_math.hpp"
+#include "engine/kernels/internal/paths.hpp"
 
 namespace reprox::kernels::internal {
 namespace {

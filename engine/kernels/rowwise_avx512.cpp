@@ -2,8 +2,8 @@
 // last partial vector runs the same instructions as the full ones.
 #include <cmath>
 
-#include "internal/avx512_math.hpp"
-#include "internal/paths.hpp"
+#include "engine/kernels/internal/avx512_math.hpp"
+#include "engine/kernels/internal/paths.hpp"
 
 namespace reprox::kernels::internal {
 namespace {

@@ -6,8 +6,8 @@
 #include <vector>
 #include <algorithm>
 
-#include "internal/canonical.hpp"
-#include "internal/paths.hpp"
+#include "engine/kernels/internal/canonical.hpp"
+#include "engine/kernels/internal/paths.hpp"
 
 namespace reprox::kernels::internal {
 

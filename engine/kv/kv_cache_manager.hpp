@@ -7,7 +7,7 @@
 // another request can read (no copy-on-write needed). The cost: up to
 // block_size - 1 tokens at the end of a cached sequence are recomputed by the
 // next turn. Exactness does not depend on the block size because the kernels
-// are row- and batch-invariant (issue 3).
+// are row- and batch-invariant.
 //
 // Lifecycle of one request, all on the engine thread:
 //   PrefixMatch m = acquire_prefix(tenant, tokens);  // locks m.blocks, counts reuse

@@ -1,8 +1,8 @@
 // The libtorch ("fast") forward pass: ops.hpp on [heads, T, D] views.
 #include <torch/torch.h>
 
-#include "forward_blocks.hpp"
-#include "ops.hpp"
+#include "engine/model/forward_blocks.hpp"
+#include "engine/model/ops.hpp"
 
 namespace reprox::engine::blocks {
 

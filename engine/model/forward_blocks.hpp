@@ -9,9 +9,9 @@
 
 #include <torch/types.h>
 
-#include "model.hpp"
-#include "model_config.hpp"
-#include "model_weights.hpp"
+#include "engine/model/model.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/model/model_weights.hpp"
 
 namespace reprox::engine::blocks {
 

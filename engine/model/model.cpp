@@ -1,15 +1,15 @@
-#include "model.hpp"
+#include "engine/model/model.hpp"
 
 #include <stdexcept>
 #include <tuple>
 
 #include <torch/torch.h>
 
-#include "forward_blocks.hpp"
-#include "kernels.hpp"
-#include "model_weights.hpp"
-#include "ops.hpp"
-#include "strict_ops.hpp"
+#include "engine/model/forward_blocks.hpp"
+#include "engine/kernels/kernels.hpp"
+#include "engine/model/model_weights.hpp"
+#include "engine/model/ops.hpp"
+#include "engine/model/strict_ops.hpp"
 
 namespace reprox::engine {
 namespace {

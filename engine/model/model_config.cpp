@@ -1,4 +1,4 @@
-#include "model_config.hpp"
+#include "engine/model/model_config.hpp"
 
 #include <cmath>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "model_weights.hpp"
+#include "engine/model/model_weights.hpp"
 
 #include <cstring>
 #include <filesystem>
@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "weight_set.hpp"
+#include "engine/model/weight_set.hpp"
 
 namespace reprox::engine {
 namespace {

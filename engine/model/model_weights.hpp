@@ -7,7 +7,7 @@
 
 #include <torch/types.h>
 
-#include "model_config.hpp"
+#include "engine/model/model_config.hpp"
 
 namespace reprox::engine {
 

@@ -1,4 +1,4 @@
-#include "ops.hpp"
+#include "engine/model/ops.hpp"
 
 #include <cmath>
 

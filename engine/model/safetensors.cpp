@@ -1,4 +1,4 @@
-#include "safetensors.hpp"
+#include "engine/model/safetensors.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

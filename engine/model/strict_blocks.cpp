@@ -3,9 +3,9 @@
 // per element, so the same bits however the adds are vectorized).
 #include <torch/torch.h>
 
-#include "forward_blocks.hpp"
-#include "kernels.hpp"
-#include "strict_ops.hpp"
+#include "engine/model/forward_blocks.hpp"
+#include "engine/kernels/kernels.hpp"
+#include "engine/model/strict_ops.hpp"
 
 namespace reprox::engine::blocks {
 namespace {

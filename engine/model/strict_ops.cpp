@@ -1,4 +1,4 @@
-#include "strict_ops.hpp"
+#include "engine/model/strict_ops.hpp"
 
 #include <cmath>
 #include <utility>
@@ -6,7 +6,7 @@
 
 #include <torch/torch.h>
 
-#include "kernels.hpp"
+#include "engine/kernels/kernels.hpp"
 
 namespace reprox::engine::strict_ops {
 namespace {

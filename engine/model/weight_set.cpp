@@ -1,4 +1,4 @@
-#include "weight_set.hpp"
+#include "engine/model/weight_set.hpp"
 
 #include <openssl/evp.h>
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "safetensors.hpp"
+#include "engine/model/safetensors.hpp"
 
 namespace reprox::engine {
 

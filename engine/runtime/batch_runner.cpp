@@ -14,30 +14,10 @@
 
 namespace reprox::engine {
 
-namespace {
-
-SamplingParams sampling_params(const BackendRequest& r) {
-  SamplingParams p;
-  p.temperature = r.chat.temperature;
-  p.top_p = r.chat.top_p;
-  p.top_k = static_cast<int32_t>(r.chat.top_k);
-  p.presence_penalty = r.chat.presence_penalty;
-  p.frequency_penalty = r.chat.frequency_penalty;
-  for (const auto& [id, bias] : r.chat.logit_bias) p.logit_bias.emplace_back(static_cast<int32_t>(id), bias);
-  p.seed = r.seed;
-  p.n = static_cast<int>(r.chat.n);
-  p.logprobs = r.chat.logprobs;
-  p.top_logprobs = static_cast<int>(r.chat.top_logprobs);
-  return p;
-}
-
-}  // namespace
-
 struct BatchRunner::Request {
   Request(EngineJob j, uint32_t n)
-      : job(std::move(j)), params(sampling_params(*job.request)), out(job.sink, n), unfinished(n) {}
+      : job(std::move(j)), out(job.sink, n), unfinished(n) {}
   EngineJob job;
-  SamplingParams params;
   OrderedOutput out;
   Usage usage;
   uint32_t unfinished;
@@ -54,8 +34,8 @@ struct BatchRunner::Draw {
 
 struct BatchRunner::Sequence {
   Sequence(std::shared_ptr<Request> r, uint32_t c, int32_t vocab, std::shared_ptr<const tok::Tokenizer> tokenizer)
-      : request(std::move(r)), choice(c), sampler(request->params, vocab, c),
-        emitter(std::move(tokenizer), c, request->job.request->chat.stop, request->job.request->chat.logprobs) {}
+      : request(std::move(r)), choice(c), sampler(request->job.sampling, vocab, c),
+        emitter(std::move(tokenizer), c, request->job.stop, request->job.sampling.logprobs) {}
 
   sched::RequestId id = 0;
   uint64_t arrival = 0;
@@ -71,7 +51,7 @@ struct BatchRunner::Sequence {
   ChoiceEmitter emitter;
 
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
-  const std::string& tenant() const { return request->job.request->tenant; }
+  const std::string& tenant() const { return request->job.tenant; }
 };
 
 BatchRunner::BatchRunner(const Model& model, std::shared_ptr<const tok::Tokenizer> tokenizer,
@@ -87,7 +67,7 @@ BatchRunner::~BatchRunner() = default;
 void BatchRunner::add(EngineJob job) {
   if (job.cancelled->load()) return;
   job.max_tokens = std::max<int64_t>(job.max_tokens, 1);
-  const uint32_t n = static_cast<uint32_t>(std::max<int64_t>(1, job.request->chat.n));
+  const uint32_t n = static_cast<uint32_t>(std::max(1, job.sampling.n));
   auto request = std::make_shared<Request>(std::move(job), n);
   request->usage.prompt_tokens = static_cast<int64_t>(request->job.prompt.size());
   auto s = std::make_unique<Sequence>(request, 0, vocab_, tokenizer_);
@@ -206,8 +186,8 @@ bool BatchRunner::step() {
       Sequence* first = nullptr;
       for (auto& s : sequences_)
         if (!first || s->arrival < first->arrival) first = s.get();
-      fail(*first->request, api::ApiError{503, "the request needs more KV working memory than the engine has",
-                                          "server_error", "", "engine_overloaded"});
+      fail(*first->request, EngineError{EngineErrc::kOutOfWorkingMemory,
+                                         "the request needs more KV working memory than the engine has"});
       remove_done();
     }
     return !sequences_.empty();
@@ -235,7 +215,7 @@ bool BatchRunner::step() {
   std::string error;
   const torch::Tensor logits = model_.forward_batch(inputs, &error);
   if (!logits.defined()) {
-    for (Sequence* s : rows) fail(*s->request, api::ApiError{500, "generation failed: " + error, "server_error", "", ""});
+    for (Sequence* s : rows) fail(*s->request, EngineError{EngineErrc::kForwardFailed, "generation failed: " + error});
     remove_done();
     return true;
   }
@@ -289,7 +269,7 @@ void BatchRunner::fork(Sequence& primary, const float* logits, std::vector<Draw>
 void BatchRunner::emit(Sequence& s, const Draw& d) {
   Request& r = *s.request;
   if (d.status != SampleStatus::kOk) {
-    fail(r, api::ApiError{500, "the model produced no finite logits", "server_error", "", "numeric_error"});
+    fail(r, EngineError{EngineErrc::kNumeric, "the model produced no finite logits"});
     return;
   }
   const SampleResult& result = d.result;
@@ -327,7 +307,7 @@ void BatchRunner::finish(Sequence& s, const std::string& finish_reason) {
   }
 }
 
-void BatchRunner::fail(Request& r, const api::ApiError& error) {
+void BatchRunner::fail(Request& r, EngineError error) {
   r.out.fail(error);
   r.done = true;
 }

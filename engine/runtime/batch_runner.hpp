@@ -18,7 +18,7 @@
 //
 // Exactness: which rows share a pass and in which chunks a prompt is computed
 // never changes a bit in strict mode (batch-invariant kernels; tested by the
-// needle test in tests/batching). Every choice samples with its own
+// needle test in tests/engine/runtime). Every choice samples with its own
 // (seed, choice, step) stream, and OrderedOutput delivers a request's events
 // in choice order.
 //
@@ -32,8 +32,9 @@
 #include <string>
 #include <vector>
 
+#include "common/generation.hpp"
+#include "engine/runtime/engine_job.hpp"
 #include "engine/scheduler/scheduler.hpp"
-#include "proxy/backend/backend.hpp"
 
 namespace reprox::tok {
 class Tokenizer;
@@ -43,7 +44,6 @@ namespace reprox::engine {
 
 class Model;
 class KvReuse;
-struct EngineJob;
 
 // What the runner has done so far (for tests, benchmarks and metrics).
 struct BatchStats {
@@ -93,7 +93,7 @@ class BatchRunner {
   // Emits a drawn token: the next event, or the end of the choice.
   void emit(Sequence& s, const Draw& d);
   void finish(Sequence& s, const std::string& finish_reason);
-  void fail(Request& r, const api::ApiError& error);
+  void fail(Request& r, EngineError error);
   Sequence* find(sched::RequestId id);
   void remove_done();
 

@@ -1,6 +1,6 @@
 #include "engine/runtime/choice_emitter.hpp"
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::engine {
 

@@ -12,7 +12,7 @@
 #include "engine/sampling/sampler.hpp"
 #include "engine/sampling/stop_matcher.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
-#include "proxy/cache/generation.hpp"
+#include "common/generation.hpp"
 
 namespace reprox::engine {
 

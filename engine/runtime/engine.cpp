@@ -123,7 +123,7 @@ SubmitResult Engine::submit(EngineJob job) {
   sched::SequenceState peak;
   peak.prompt_len = static_cast<int64_t>(job.prompt.size());
   peak.max_tokens = job.max_tokens;
-  peak.extra_choices = static_cast<int32_t>(std::max<int64_t>(1, job.request->chat.n) - 1);
+  peak.extra_choices = std::max(1, job.sampling.n) - 1;
   if (sched::peak_blocks(peak, options_.kv_block_size) > working_blocks_) return SubmitResult::kTooLarge;
   const sched::RequestId id = next_request_id_++;
   return queue_.push(id, std::move(job)) == sched::PushResult::kOk ? SubmitResult::kOk : SubmitResult::kQueueFull;

@@ -19,9 +19,9 @@
 
 #include "engine/kv/kv_cache_manager.hpp"
 #include "engine/runtime/batch_runner.hpp"
+#include "engine/runtime/engine_job.hpp"
 #include "engine/runtime/prompt_builder.hpp"
 #include "engine/scheduler/request_queue.hpp"
-#include "proxy/backend/backend.hpp"
 
 namespace reprox::engine {
 
@@ -46,14 +46,6 @@ struct EngineOptions {
 };
 
 enum class SubmitResult { kOk, kQueueFull, kTooLarge };
-
-struct EngineJob {
-  std::shared_ptr<const BackendRequest> request;
-  std::vector<int32_t> prompt;
-  int64_t max_tokens = 0;  // already clipped to the context window
-  std::shared_ptr<GenerationSink> sink;
-  std::shared_ptr<std::atomic<bool>> cancelled;
-};
 
 class Engine {
  public:

@@ -2,7 +2,7 @@
 
 namespace reprox::engine {
 
-OrderedOutput::OrderedOutput(std::shared_ptr<GenerationSink> sink, uint32_t choices)
+OrderedOutput::OrderedOutput(std::shared_ptr<EngineSink> sink, uint32_t choices)
     : sink_(std::move(sink)), held_(choices == 0 ? 1 : choices), finished_(held_.size(), false) {}
 
 void OrderedOutput::event(uint32_t choice, GenEvent event) {
@@ -37,7 +37,7 @@ void OrderedOutput::complete(const Usage& usage, const std::string& system_finge
   sink_->on_complete(usage, system_fingerprint);
 }
 
-void OrderedOutput::fail(const api::ApiError& error) {
+void OrderedOutput::fail(const EngineError& error) {
   if (closed_) return;
   closed_ = true;
   for (auto& h : held_) h.clear();

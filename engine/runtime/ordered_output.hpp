@@ -14,13 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "proxy/backend/backend.hpp"
+#include "common/generation.hpp"
+#include "engine/runtime/engine_job.hpp"
 
 namespace reprox::engine {
 
 class OrderedOutput {
  public:
-  OrderedOutput(std::shared_ptr<GenerationSink> sink, uint32_t choices);
+  OrderedOutput(std::shared_ptr<EngineSink> sink, uint32_t choices);
 
   // An event of `choice`; sent now when every earlier choice has finished.
   void event(uint32_t choice, GenEvent event);
@@ -31,13 +32,13 @@ class OrderedOutput {
   // The request's end: on_complete once every choice finished, or on_error
   // at any time; the first of them wins and later calls do nothing.
   void complete(const Usage& usage, const std::string& system_fingerprint);
-  void fail(const api::ApiError& error);
+  void fail(const EngineError& error);
   bool closed() const { return closed_; }
 
  private:
   void flush();
 
-  std::shared_ptr<GenerationSink> sink_;
+  std::shared_ptr<EngineSink> sink_;
   std::vector<std::deque<GenEvent>> held_;
   std::vector<bool> finished_;
   size_t next_ = 0;  // the choice whose events go straight to the sink

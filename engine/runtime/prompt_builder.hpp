@@ -9,9 +9,8 @@
 
 #include "engine/template/chat_template.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
-#include "proxy/api/api_error.hpp"
-#include "proxy/api/chat_request.hpp"
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
+#include "engine/runtime/engine_job.hpp"
 
 namespace reprox::engine {
 
@@ -21,16 +20,16 @@ class PromptBuilder {
   // <dir>/tokenizer_config.json; throws naming the problem.
   PromptBuilder(const std::string& model_dir, std::shared_ptr<const tok::Tokenizer> tokenizer);
 
-  // messages: a JSON array of {role, content, ...}. A template error from
-  // raise_exception() is a 400 naming `messages`.
-  std::optional<api::ApiError> render(const json::Value& messages, bool add_generation_prompt, const json::Value& tools,
+  // messages: a JSON array of {role, content, ...}, as the template reads
+  // them. A template's raise_exception() is kTemplateRaised (the messages are
+  // at fault); any other render failure is kTemplateFailed.
+  std::optional<EngineError> render(const json::Value& messages, bool add_generation_prompt, const json::Value& tools,
                                       std::string& prompt) const;
   // The prompt's token ids: special-token text in the rendered prompt
   // becomes special ids; nothing is prepended (the template writes bos).
   std::vector<int32_t> encode(const std::string& prompt) const { return tokenizer_->encode(prompt, true); }
 
   const std::string& eos_token() const { return eos_token_; }
-  static json::Value messages_json(const std::vector<api::ChatMessage>& messages);
 
  private:
   std::shared_ptr<const tok::Tokenizer> tokenizer_;

@@ -5,10 +5,9 @@
 // drained; the caller answers 429 with Retry-After. The engine drains only as
 // many as its waiting list has room for, so queued + waiting stays bounded.
 //
-// Cancellation: cancel(id) removes a job still queued at once (it never
-// reaches the engine and holds no blocks). For a job the engine already took,
-// the id is handed to the engine with the next drain(), and the engine frees
-// that request's blocks before it schedules the step (no polling of flags).
+// Cancellation is not the queue's business: a job carries its owner's
+// cancel flag, and the engine drops a cancelled job, waiting or running, at
+// the start of its next step after the job is drained (BatchRunner::drop_cancelled).
 //
 // Threading: every method is thread-safe. drain() and wait() are for the
 // engine thread.
@@ -34,7 +33,6 @@ class RequestQueue {
  public:
   struct Drained {
     std::vector<std::pair<RequestId, Job>> jobs;  // arrival order
-    std::vector<RequestId> cancelled;             // jobs taken earlier, cancelled since
   };
 
   explicit RequestQueue(size_t capacity) : capacity_(capacity) {}
@@ -50,23 +48,7 @@ class RequestQueue {
     return PushResult::kOk;
   }
 
-  // True if the job was still queued (removed now); false if the engine has it
-  // (it will see the id in its next drain) or it is unknown.
-  bool cancel(RequestId id) {
-    {
-      std::lock_guard lock(mutex_);
-      auto it = std::find_if(jobs_.begin(), jobs_.end(), [id](const auto& j) { return j.first == id; });
-      if (it != jobs_.end()) {
-        jobs_.erase(it);
-        return true;
-      }
-      cancelled_.push_back(id);
-    }
-    cv_.notify_one();
-    return false;
-  }
-
-  // Takes up to max_jobs queued jobs (arrival order) and all pending cancellations.
+  // Takes up to max_jobs queued jobs (arrival order).
   Drained drain(size_t max_jobs) {
     Drained out;
     std::lock_guard lock(mutex_);
@@ -75,7 +57,6 @@ class RequestQueue {
       out.jobs.push_back(std::move(jobs_.front()));
       jobs_.pop_front();
     }
-    out.cancelled.swap(cancelled_);
     return out;
   }
 
@@ -83,8 +64,8 @@ class RequestQueue {
   // the timeout passes. True if there is something to drain.
   bool wait(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, timeout, [this] { return closed_ || !jobs_.empty() || !cancelled_.empty(); });
-    return !jobs_.empty() || !cancelled_.empty();
+    cv_.wait_for(lock, timeout, [this] { return closed_ || !jobs_.empty(); });
+    return !jobs_.empty();
   }
 
   // Refuses further pushes and wakes the engine; queued jobs stay drainable.
@@ -107,7 +88,6 @@ class RequestQueue {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::pair<RequestId, Job>> jobs_;
-  std::vector<RequestId> cancelled_;
   bool closed_ = false;
 };
 

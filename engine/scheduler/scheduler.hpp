@@ -1,8 +1,13 @@
 // Continuous batching with chunked prefill (vLLM v1 style): schedule() is a
 // pure function from plain state to the next step's plan, testable without a
-// model. The engine step is: schedule() -> apply the plan (preempt, acquire
-// prefixes, allocate blocks) -> run the model on the scheduled rows ->
-// sample -> update each sequence's state.
+// model. The engine step (engine/runtime/batch_runner) is: schedule() ->
+// apply the plan (preempt, admit with a copy of the reused prefix) -> run the
+// model on the scheduled rows -> sample -> update each sequence's state.
+//
+// Blocks are the engine's KV working memory in units of block_size tokens,
+// an accounting unit only: each running sequence keeps its own contiguous KV
+// and holds blocks_for_tokens(its KV length); nothing is shared between
+// sequences, so preempting one frees all it holds.
 //
 // The unit is a sequence: one choice of a request. A sequence's tokens are
 // its prompt followed by the tokens sampled so far; computed_len of them have
@@ -37,7 +42,7 @@ namespace reprox::engine::sched {
 using RequestId = uint64_t;
 
 struct SchedulerConfig {
-  int32_t block_size = 16;           // tokens per KV block (KvConfig::block_size)
+  int32_t block_size = 16;           // tokens per KV block (the engine's kv_block_size)
   int64_t max_tokens_per_step = 512; // token budget: prefill tokens + one per decode
   int32_t max_batch_size = 16;       // sequences per step
   int64_t chunk_size = 256;          // most prefill tokens of one sequence per step
@@ -56,11 +61,11 @@ struct SequenceState {
   // Running sequences:
   int64_t computed_len = 0;        // leading tokens with KV in its blocks (< prompt_len + generated)
   int32_t blocks_held = 0;         // its block table length
-  int32_t releasable_blocks = 0;   // blocks preempting it would make allocatable (KvCacheManager::exclusive_blocks)
-  // Waiting sequences (hold no blocks): the prefix cache's offer this step,
-  // from KvCacheManager::match_prefix over prompt + generated tokens.
+  int32_t releasable_blocks = 0;   // blocks preempting it would free (all it holds)
+  // Waiting sequences (hold no blocks): the KV reuse cache's offer this step
+  // over prompt + generated tokens (KvReuse::cached_prefix).
   int64_t cached_len = 0;                  // whole blocks, < prompt_len + generated
-  int32_t cached_unreferenced_blocks = 0;  // PrefixMatch::unreferenced_blocks
+  int32_t cached_unreferenced_blocks = 0;  // working blocks the copied prefix costs (cached_len / block_size)
 
   int64_t length() const { return prompt_len + generated; }
   bool finished() const { return generated >= max_tokens; }
@@ -69,20 +74,21 @@ struct SequenceState {
 struct SchedulerState {
   std::vector<SequenceState> running;  // any order
   std::vector<SequenceState> waiting;  // any order (preempted ones included)
-  int32_t free_blocks = 0;             // KvCacheManager::allocatable_blocks()
+  int32_t free_blocks = 0;             // working blocks not held by a running sequence
 };
 
 struct ScheduledSequence {
   RequestId id = 0;
-  bool admitted = false;   // from the waiting list: acquire its prefix first
+  bool admitted = false;   // from the waiting list: copy its cached prefix in first
   int64_t start = 0;       // first position computed (computed_len, or cached_len when admitted)
   int64_t num_tokens = 0;  // positions [start, start + num_tokens)
   int32_t new_blocks = 0;  // fresh blocks to allocate for it this step (fork copies included)
   bool samples = false;    // the step reaches the end of the sequence: sample its next token
   // On the step that finishes the prompt of a sequence with extra_choices:
-  // fork that many siblings after sampling. Each sibling shares the prompt's
-  // full blocks (lock) and gets a copy of the partial last block (one of the
-  // new_blocks when prompt_len % block_size != 0), then starts running with
+  // fork that many siblings after sampling. Each sibling gets its own copy of
+  // the prompt's KV (the plan counts only the partial last block, one of the
+  // new_blocks when prompt_len % block_size != 0; the next step's state shows
+  // the full copies and preempts if needed), then starts running with
   // generated = 1 and computed_len = prompt_len.
   int32_t forks = 0;
 };

@@ -7,7 +7,7 @@
 #include "engine/template/builtins.hpp"
 #include "engine/template/py_text.hpp"
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::tmpl {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <variant>
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::tmpl {
 

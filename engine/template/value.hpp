@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::tmpl {
 

@@ -1,4 +1,4 @@
-#include "make_tiny_model.hpp"
+#include "engine/tiny/make_tiny_model.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -9,9 +9,9 @@
 
 #include <unistd.h>
 
-#include "random_normal.hpp"
-#include "safetensors.hpp"
-#include "tiny_tokenizer.hpp"
+#include "engine/tiny/random_normal.hpp"
+#include "engine/model/safetensors.hpp"
+#include "engine/tiny/tiny_tokenizer.hpp"
 
 namespace reprox::engine {
 namespace {

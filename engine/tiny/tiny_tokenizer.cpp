@@ -1,6 +1,6 @@
-#include "tiny_tokenizer.hpp"
+#include "engine/tiny/tiny_tokenizer.hpp"
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,8 +1,8 @@
-#include "added_tokens.hpp"
+#include "engine/tokenizer/added_tokens.hpp"
 
 #include <algorithm>
 
-#include "unicode_utils.hpp"
+#include "engine/tokenizer/unicode_utils.hpp"
 
 namespace reprox::tok {
 

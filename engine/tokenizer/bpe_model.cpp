@@ -1,11 +1,11 @@
-#include "bpe_model.hpp"
+#include "engine/tokenizer/bpe_model.hpp"
 
 #include <cstdio>
 #include <functional>
 #include <queue>
 #include <stdexcept>
 
-#include "unicode_utils.hpp"
+#include "engine/tokenizer/unicode_utils.hpp"
 
 namespace reprox::tok {
 

@@ -1,7 +1,7 @@
-#include "decoders.hpp"
+#include "engine/tokenizer/decoders.hpp"
 
-#include "normalizers.hpp"
-#include "unicode_utils.hpp"
+#include "engine/tokenizer/normalizers.hpp"
+#include "engine/tokenizer/unicode_utils.hpp"
 
 namespace reprox::tok {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "pattern.hpp"
-#include "pre_tokenizers.hpp"
+#include "engine/tokenizer/pattern.hpp"
+#include "engine/tokenizer/pre_tokenizers.hpp"
 
 namespace reprox::tok {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tokenizer.hpp"
-#include "tokenizer_impl.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "engine/tokenizer/tokenizer_impl.hpp"
 
 namespace reprox::tok {
 

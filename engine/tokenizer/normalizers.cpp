@@ -1,6 +1,6 @@
-#include "normalizers.hpp"
+#include "engine/tokenizer/normalizers.hpp"
 
-#include "unicode_utils.hpp"
+#include "engine/tokenizer/unicode_utils.hpp"
 
 namespace reprox::tok {
 

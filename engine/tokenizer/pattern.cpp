@@ -1,4 +1,4 @@
-#include "pattern.hpp"
+#include "engine/tokenizer/pattern.hpp"
 
 namespace reprox::tok {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "regex.hpp"
+#include "engine/tokenizer/regex.hpp"
 
 namespace reprox::tok {
 

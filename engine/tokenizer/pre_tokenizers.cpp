@@ -1,8 +1,8 @@
-#include "pre_tokenizers.hpp"
+#include "engine/tokenizer/pre_tokenizers.hpp"
 
 #include <algorithm>
 
-#include "unicode_utils.hpp"
+#include "engine/tokenizer/unicode_utils.hpp"
 
 namespace reprox::tok {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pattern.hpp"
+#include "engine/tokenizer/pattern.hpp"
 
 namespace reprox::tok {
 

@@ -1,5 +1,5 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "regex.hpp"
+#include "engine/tokenizer/regex.hpp"
 
 #include <pcre2.h>
 
@@ -83,20 +83,6 @@ std::vector<Span> Regex::find_all(std::string_view text) const {
   return out;
 }
 
-std::string regex_escape(std::string_view literal) {
-  std::string out;
-  out.reserve(literal.size() * 2);
-  for (char c : literal) {
-    if (std::string_view("\\^$.|?*+()[]{}-/#&~ \t\n\r").find(c) != std::string_view::npos) {
-      if (c == '\t') { out += "\\t"; continue; }
-      if (c == '\n') { out += "\\n"; continue; }
-      if (c == '\r') { out += "\\r"; continue; }
-      out.push_back('\\');
-    }
-    out.push_back(c);
-  }
-  return out;
-}
 
 namespace {
 constexpr const char* kWhiteSpaceSet =

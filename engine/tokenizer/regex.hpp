@@ -37,9 +37,6 @@ class Regex {
   std::unique_ptr<Impl> impl_;
 };
 
-// Escapes `literal` so that it matches itself in a PCRE2 pattern.
-std::string regex_escape(std::string_view literal);
-
 // Makes `\s` / `\S` in an HF (Oniguruma) pattern mean exactly Unicode
 // White_Space, as in Oniguruma; PCRE2's UCP `\s` also matches U+180E.
 std::string oniguruma_compatible(std::string_view pattern);

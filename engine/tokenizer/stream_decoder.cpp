@@ -6,7 +6,7 @@
 // extended window). A run of byte-fallback tokens is decoded as one group by
 // HF's ByteFallback (all of it becomes U+FFFD if invalid), so text is held
 // back while the window ends in such a token.
-#include "tokenizer.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 namespace reprox::tok {
 

@@ -1,11 +1,11 @@
-#include "tokenize_cli.hpp"
+#include "engine/tokenizer/tokenize_cli.hpp"
 
 #include <simdjson.h>
 
 #include <iostream>
 #include <stdexcept>
 
-#include "tokenizer.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 namespace reprox::tok {
 

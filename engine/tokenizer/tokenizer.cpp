@@ -1,9 +1,9 @@
-#include "tokenizer.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 #include <cstdio>
 
-#include "tokenizer_impl.hpp"
-#include "unicode_utils.hpp"
+#include "engine/tokenizer/tokenizer_impl.hpp"
+#include "engine/tokenizer/unicode_utils.hpp"
 
 namespace reprox::tok {
 

@@ -8,12 +8,12 @@
 #include <unordered_set>
 #include <vector>
 
-#include "added_tokens.hpp"
-#include "bpe_model.hpp"
-#include "decoders.hpp"
-#include "normalizers.hpp"
-#include "pre_tokenizers.hpp"
-#include "tokenizer.hpp"
+#include "engine/tokenizer/added_tokens.hpp"
+#include "engine/tokenizer/bpe_model.hpp"
+#include "engine/tokenizer/decoders.hpp"
+#include "engine/tokenizer/normalizers.hpp"
+#include "engine/tokenizer/pre_tokenizers.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 namespace reprox::tok {
 

@@ -1,4 +1,4 @@
-#include "unicode_utils.hpp"
+#include "engine/tokenizer/unicode_utils.hpp"
 
 #include <utf8proc.h>
 

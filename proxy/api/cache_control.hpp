@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "proxy/api/chat_request.hpp"
+#include "common/chat_request.hpp"
 
 namespace reprox::api {
 

@@ -20,8 +20,8 @@
 #include <optional>
 #include <string_view>
 
-#include "proxy/api/api_error.hpp"
-#include "proxy/api/chat_request.hpp"
+#include "common/api_error.hpp"
+#include "common/chat_request.hpp"
 
 namespace reprox::api {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <random>
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::api {
 
@@ -72,6 +72,11 @@ class ExtraMerger {
       else
         fields_.emplace_back(k, v);
     }
+  }
+  bool has(std::string_view k) const {
+    for (const auto& [name, v] : fields_)
+      if (name == k) return true;
+    return false;
   }
   void write(std::string& out) const {
     for (const auto& [k, v] : fields_) {
@@ -179,7 +184,7 @@ std::string render_completion_tail(uint32_t n_choices, const Usage& usage, const
     bytes += e.content.size() + e.logprobs.size() + e.extra.size();
   });
   std::string out;
-  out.reserve(160 + 96 * choices.size() + bytes + bytes / 8);
+  out.reserve(160 + 128 * choices.size() + bytes + bytes / 8);
   out += ",\"choices\":[";
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto& c = choices[i];
@@ -188,12 +193,15 @@ std::string render_completion_tail(uint32_t n_choices, const Usage& usage, const
     json::write_int(out, static_cast<int64_t>(i));
     out += ",\"message\":{\"role\":\"assistant\",\"content\":";
     json::write_string(out, c.content);
+    // Required (nullable) in OpenAI's message schema; an upstream's own
+    // refusal text, kept among the extra members, takes its place.
+    if (!c.extra.has("refusal")) out += ",\"refusal\":null";
     c.extra.write(out);
     out += "},\"logprobs\":";
     if (c.has_logprobs) {
       out += "{\"content\":[";
       out += c.logprobs;
-      out += "]}";
+      out += "],\"refusal\":null}";
     } else {
       out += "null";
     }
@@ -231,7 +239,7 @@ void render_chunk(std::string& out, const ResponseMeta& meta, const GenEvent& ev
   if (!event.delta.logprobs.empty()) {
     out += "{\"content\":[";
     out += event.delta.logprobs;
-    out += "]}";
+    out += "],\"refusal\":null}";
   } else {
     out += "null";
   }

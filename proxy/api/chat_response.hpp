@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "proxy/cache/generation.hpp"
+#include "common/generation.hpp"
 
 namespace reprox::api {
 

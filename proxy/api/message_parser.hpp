@@ -4,9 +4,9 @@
 #include <optional>
 #include <vector>
 
-#include "proxy/api/api_error.hpp"
-#include "proxy/api/chat_request.hpp"
-#include "proxy/json/json.hpp"
+#include "common/api_error.hpp"
+#include "common/chat_request.hpp"
+#include "common/json.hpp"
 
 namespace reprox::api {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "proxy/api/api_error.hpp"
-#include "proxy/json/json.hpp"
+#include "common/api_error.hpp"
+#include "common/json.hpp"
 
 namespace reprox::api::checks {
 

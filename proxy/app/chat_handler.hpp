@@ -8,8 +8,8 @@
 
 #include "policies/cache_policy.hpp"
 #include "policies/canonical_key.hpp"
-#include "proxy/api/api_error.hpp"
-#include "proxy/api/chat_request.hpp"
+#include "common/api_error.hpp"
+#include "common/chat_request.hpp"
 
 #include "proxy/app/app_context.hpp"
 #include "proxy/server/responder.hpp"

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "proxy/api/api_error.hpp"
+#include "common/api_error.hpp"
 #include "proxy/server/responder.hpp"
 
 namespace reprox {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "policies/audit.hpp"
+#include "proxy/app/audit_sampler.hpp"
 #include "proxy/backend/backend.hpp"
 #include "proxy/cache/single_flight.hpp"
 #include "proxy/metrics/metrics.hpp"
@@ -58,7 +59,7 @@ class ReproAuditor {
   const ReproAuditOptions options_;
   Backend& backend_;
   Metrics& metrics_;
-  policy::AuditSampler sampler_;
+  AuditSampler sampler_;
   SingleFlight& registry_;
   mutable std::mutex mutex_;
   std::vector<Audit> audits_;  // <= max_in_flight

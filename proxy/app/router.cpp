@@ -3,7 +3,7 @@
 #include "policies/explain.hpp"
 #include "proxy/app/chat_handler.hpp"
 #include "proxy/app/http_util.hpp"
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox {
 

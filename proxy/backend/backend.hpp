@@ -1,5 +1,5 @@
 // The interface every generator implements: the embedded engine
-// (engine/local_backend) and the upstream HTTP forwarder (upstream_backend).
+// (proxy/backend/local_backend) and the upstream HTTP forwarder (upstream_backend).
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "proxy/api/api_error.hpp"
-#include "proxy/api/chat_request.hpp"
-#include "proxy/cache/generation.hpp"
+#include "common/api_error.hpp"
+#include "common/chat_request.hpp"
+#include "common/generation.hpp"
+#include "common/generation_sink.hpp"
 
 namespace reprox {
 
@@ -23,27 +24,6 @@ struct BackendRequest {
   // The client's Authorization header, for upstreams that authenticate
   // (used only when no upstream api_key is configured).
   std::string authorization;
-};
-
-// Receives one generation's output. Calls for one generation come from one
-// backend thread at a time, in order; they may come on any thread, so an
-// implementation posts to its own executor. After on_complete or on_error
-// no further call is made.
-class GenerationSink {
- public:
-  virtual ~GenerationSink() = default;
-  virtual void on_event(GenEvent event) = 0;
-  // Every choice has finished. `system_fingerprint` may differ from the
-  // backend's advertised one only for upstreams that report their own.
-  virtual void on_complete(const Usage& usage, const std::string& system_fingerprint) = 0;
-  virtual void on_error(const api::ApiError& error) = 0;
-};
-
-// Dropping the handle cancels the generation. The sink may still receive
-// calls that were already under way; it must stay valid (it is shared).
-class GenerationHandle {
- public:
-  virtual ~GenerationHandle() = default;
 };
 
 struct ModelInfo {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "proxy/cache/generation.hpp"
+#include "common/generation.hpp"
 
 namespace reprox::backend {
 

@@ -1,6 +1,6 @@
 #include "proxy/backend/upstream_errors.hpp"
 
-#include "proxy/json/json.hpp"
+#include "common/json.hpp"
 
 namespace reprox::backend {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "proxy/api/api_error.hpp"
+#include "common/api_error.hpp"
 
 namespace reprox::backend {
 

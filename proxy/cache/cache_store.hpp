@@ -1,5 +1,5 @@
 // The cache tier interface: the memory LRU, Redis and the tiered store all
-// implement it and pass one conformance suite (tests/cache_conformance).
+// implement it and pass one conformance suite (tests/proxy/cache).
 #pragma once
 
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "proxy/cache/generation.hpp"
+#include "common/generation.hpp"
 #include "proxy/cache/stored_generation.hpp"
 
 namespace reprox {

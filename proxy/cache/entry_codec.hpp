@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "proxy/cache/generation.hpp"
+#include "common/generation.hpp"
 
 namespace reprox {
 

@@ -22,9 +22,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "proxy/api/api_error.hpp"
-#include "proxy/backend/backend.hpp"
-#include "proxy/cache/generation.hpp"
+#include "common/api_error.hpp"
+#include "common/generation.hpp"
+#include "common/generation_sink.hpp"
 
 namespace reprox {
 
@@ -75,7 +75,6 @@ class Flight final : public GenerationSink, public std::enable_shared_from_this<
 
  private:
   void notify_all();
-  void finish_locked(std::unique_lock<std::mutex>& lock);
 
   const std::string key_;
   SingleFlight* const registry_;  // outlives every flight

@@ -13,7 +13,7 @@
 #include <type_traits>
 
 #include "proxy/cache/entry_codec.hpp"
-#include "proxy/cache/generation.hpp"
+#include "common/generation.hpp"
 
 namespace reprox {
 

@@ -16,7 +16,7 @@
 #pragma once
 
 #include "proxy/cache/memory_store.hpp"
-#include "proxy/cache/redis_store.hpp"
+#include "proxy/cache/redis/redis_store.hpp"
 
 namespace reprox {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <utility>
 
-#include "proxy/api/api_error.hpp"
+#include "common/api_error.hpp"
 #include "proxy/server/connection_tracker.hpp"
 
 namespace reprox {

@@ -65,7 +65,7 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.prefill_chunk, d.prefill_chunk);
   EXPECT_EQ(loaded.working_kv, d.working_kv);
   EXPECT_EQ(loaded.engine_queue, d.engine_queue);
-  // The defaults: connect about 100 ms, command about 50 ms.
+  // The documented defaults: connect about 100 ms, command about 50 ms.
   EXPECT_EQ(d.redis_connect_timeout_ms, 100);
   EXPECT_EQ(d.redis_command_timeout_ms, 50);
 }

@@ -4,7 +4,7 @@
 //
 // Environment (set by tests/e2e/CMakeLists.txt for ctest):
 //   REPROX_BIN                the reprox binary (required)
-//   REPROX_SCRIPTED_UPSTREAM  tests/upstream/scripted_upstream.js
+//   REPROX_SCRIPTED_UPSTREAM  tests/proxy/backend/scripted_upstream.js
 //   REPROX_NPM_DIR            tests/fixtures/npm/node_modules
 //   REPROX_JSON_TEST_SUITE_DIR  the nst/JSONTestSuite test_parsing folder
 'use strict';
@@ -67,7 +67,7 @@ function spawnUntil(cmd, args, options, pattern, timeoutMs = 15000) {
 }
 
 async function startUpstream() {
-  const script = requiredPath('REPROX_SCRIPTED_UPSTREAM', path.join(repoRoot, 'tests/upstream/scripted_upstream.js'));
+  const script = requiredPath('REPROX_SCRIPTED_UPSTREAM', path.join(repoRoot, 'tests/proxy/backend/scripted_upstream.js'));
   const { child, match } = await spawnUntil(process.execPath, [script, '--port', '0'], {}, /listening (\d+)/);
   const port = Number(match[1]);
   const base = `http://127.0.0.1:${port}`;

@@ -8,7 +8,7 @@ const path = require('node:path');
 const h = require('./harness');
 
 test('JSONTestSuite bodies never give a 5xx', async (t) => {
-  const dir = h.requiredPath('REPROX_JSON_TEST_SUITE_DIR', path.join(h.repoRoot, '../shared/corpora/json-test-suite/test_parsing'));
+  const dir = h.requiredPath('REPROX_JSON_TEST_SUITE_DIR', path.join(h.repoRoot, 'tests/corpora/json-test-suite/test_parsing'));
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   assert.ok(files.length > 300, `corpus has ${files.length} files`);
   const { upstream, proxy } = await h.startStack(t, { args: ['--admin-token', 'admin'] });

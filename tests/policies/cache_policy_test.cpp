@@ -2,6 +2,7 @@
 
 #include "policies/cache_policy.hpp"
 #include "proxy/api/cache_control.hpp"
+#include "tests/support/test_names.hpp"
 
 namespace reprox::policy {
 namespace {
@@ -37,7 +38,10 @@ TEST_P(CachePolicyTable, Decides) {
   EXPECT_NE(got.reason.find(c.reason_part), std::string::npos) << got.reason;
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, CachePolicyTable, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Table, CachePolicyTable, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<PolicyCase>& info) {
+                           return testing_support::case_name(info.index, info.param.header);
+                         });
 
 }  // namespace
 }  // namespace reprox::policy

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "key_test_util.hpp"
+#include "tests/policies/key_test_util.hpp"
 #include "policies/tenant.hpp"
 
 namespace reprox::policy {

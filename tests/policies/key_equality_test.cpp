@@ -1,7 +1,8 @@
 // Differently written but equivalent requests must share one key.
 #include <gtest/gtest.h>
 
-#include "key_test_util.hpp"
+#include "tests/policies/key_test_util.hpp"
+#include "tests/support/test_names.hpp"
 
 namespace reprox::policy {
 namespace {
@@ -81,7 +82,10 @@ TEST_P(KeyEquality, SameKey) {
   EXPECT_EQ(a.key.size(), 64u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, KeyEquality, ::testing::ValuesIn(kSame));
+INSTANTIATE_TEST_SUITE_P(Table, KeyEquality, ::testing::ValuesIn(kSame),
+                         [](const ::testing::TestParamInfo<SamePair>& info) {
+                           return testing_support::case_name(info.index, info.param.what);
+                         });
 
 TEST(KeyEqualityTable, HasAtLeastTwentyPairs) { EXPECT_GE(std::size(kSame), 20u); }
 

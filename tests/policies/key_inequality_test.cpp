@@ -4,7 +4,8 @@
 
 #include <functional>
 
-#include "key_test_util.hpp"
+#include "tests/policies/key_test_util.hpp"
+#include "tests/support/test_names.hpp"
 
 namespace reprox::policy {
 namespace {
@@ -83,7 +84,10 @@ TEST_P(KeyInequality, DifferentKey) {
   EXPECT_NE(a.key, b.key) << p.what;
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, KeyInequality, ::testing::ValuesIn(kDiff));
+INSTANTIATE_TEST_SUITE_P(Table, KeyInequality, ::testing::ValuesIn(kDiff),
+                         [](const ::testing::TestParamInfo<DiffPair>& info) {
+                           return testing_support::case_name(info.index, info.param.what);
+                         });
 
 TEST(KeyInequalityTable, HasAtLeastTwentyFivePairs) { EXPECT_GE(std::size(kDiff), 25u); }
 
@@ -109,7 +113,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ContextChange{"namespace", [](KeyContext& c) { c.ns = "team-x"; }},
                       ContextChange{"resolved model", [](KeyContext& c) { c.model_id = "tiny-2"; }},
                       ContextChange{"injected seed", [](KeyContext& c) { c.default_seed = 7; }},
-                      ContextChange{"default max_tokens", [](KeyContext& c) { c.effective_max_tokens = 512; }}));
+                      ContextChange{"default max_tokens", [](KeyContext& c) { c.effective_max_tokens = 512; }}),
+    [](const ::testing::TestParamInfo<ContextChange>& info) {
+      return testing_support::case_name(info.index, info.param.what);
+    });
 
 }  // namespace
 }  // namespace reprox::policy

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/runtime/local_backend.hpp"
+#include "proxy/backend/local_backend.hpp"
 #include "policies/canonical_key.hpp"
 #include "policies/tenant.hpp"
 #include "proxy/api/chat_request_parser.hpp"
@@ -49,7 +49,7 @@ std::string choices_bytes(const Generation& gen) {
   return body.substr(start, end - start);
 }
 
-std::optional<std::string> run_case(engine::LocalBackend& backend, const std::string& body, std::optional<uint64_t> seed_override,
+std::optional<std::string> run_case(LocalBackend& backend, const std::string& body, std::optional<uint64_t> seed_override,
                                     std::string* error) {
   auto parsed = api::parse_chat_request(body);
   if (!parsed) {
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   const json::Value cases(std::move(parsed_cases));
   engine::EngineOptions options;
   options.model_dir = model;
-  engine::LocalBackend backend(options);
+  LocalBackend backend(options);
 
   std::vector<std::string> hashes;
   int failures = 0, seed_checked = 0;

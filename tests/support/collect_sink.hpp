@@ -1,11 +1,11 @@
 #pragma once
-// A GenerationSink for engine tests: records events, usage and errors, and
+// A GenerationSink for backend tests: records events, usage and errors, and
 // fulfils `done` once (true: complete, false: error).
 #include <future>
 #include <string>
 #include <vector>
 
-#include "proxy/backend/backend.hpp"
+#include "common/generation_sink.hpp"
 
 namespace reprox::testing_support {
 

@@ -5,7 +5,7 @@
 // on an AVX2-only CPU they run the scalar path (same bits).
 #include <cstdint>
 
-#include "kernels.hpp"
+#include "engine/kernels/kernels.hpp"
 
 namespace reprox::kernels::internal {
 

@@ -1,4 +1,4 @@
-#include "internal/thread_pool.hpp"
+#include "engine/kernels/internal/thread_pool.hpp"
 
 #include <chrono>
 

@@ -93,7 +93,6 @@ class PrefixTree {
 
   Tenant* find_tenant(const std::string& salt) const;
   int32_t cached_blocks() const { return cached_blocks_; }
-  size_t tenant_count() const { return tenants_.size(); }
 
  private:
   Node* new_child(Node* parent, std::vector<int32_t> tokens, std::vector<BlockId> blocks);

@@ -1,7 +1,7 @@
 #include "engine/sampling/internal/exp_batch.hpp"
 
 #include "engine/sampling/internal/deterministic_math_inl.hpp"
-#include "kernels.hpp"
+#include "engine/kernels/kernels.hpp"
 
 namespace reprox::engine::internal {
 

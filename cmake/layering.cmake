@@ -1,0 +1,33 @@
+# reprox_write_target_graph(FILE): writes one line per target of the build,
+# "<target>|<source dir relative to the root>|<direct link dependencies>", so
+# that tests/layering can check that no engine, policies, conf or common
+# target depends on a proxy target.
+function(reprox_collect_targets dir out_var)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub ${subdirs})
+    reprox_collect_targets(${sub} sub_targets)
+    list(APPEND targets ${sub_targets})
+  endforeach()
+  set(${out_var} ${targets} PARENT_SCOPE)
+endfunction()
+
+function(reprox_write_target_graph file)
+  reprox_collect_targets(${CMAKE_SOURCE_DIR} targets)
+  set(lines "")
+  foreach(t ${targets})
+    get_target_property(type ${t} TYPE)
+    if(type STREQUAL "UTILITY")
+      continue()
+    endif()
+    get_target_property(src ${t} SOURCE_DIR)
+    file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${src})
+    get_target_property(deps ${t} LINK_LIBRARIES)
+    if(NOT deps)
+      set(deps "")
+    endif()
+    string(REPLACE ";" "," deps "${deps}")
+    string(APPEND lines "${t}|${rel}|${deps}\n")
+  endforeach()
+  file(WRITE ${file} "${lines}")
+endfunction()

@@ -1,0 +1,71 @@
+// The validated form of a POST /v1/chat/completions body.
+// Produced by parse_chat_request() (chat_request_parser.hpp); consumed by the
+// canonical key (policies/), the backends and the response renderer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/json.hpp"
+
+namespace reprox::api {
+
+struct ChatMessage {
+  std::string role;  // system | developer | user | assistant | tool | function
+  // A string; or, when the message has non-text parts, the parts array with
+  // adjacent text parts kept as sent; or null (assistant with tool_calls).
+  json::Value content;
+  std::optional<std::string> name;
+  json::Value tool_calls;                   // null when absent
+  std::optional<std::string> tool_call_id;  // tool messages
+  json::Value function_call;                // legacy assistant field; null when absent
+  // Text of `content`: the string itself, or the text parts joined ("" if none).
+  std::string text() const;
+};
+
+// LiteLLM-style body object "cache": never part of the key.
+struct CacheDirectives {
+  bool no_cache = false;  // do not answer from the cache; generate and store
+  bool no_store = false;  // neither read nor write
+  std::optional<int64_t> ttl_seconds;
+  std::optional<int64_t> max_age_seconds;  // from Cache-Control only
+  bool only_if_cached = false;              // from Cache-Control only
+  std::optional<std::string> ns;            // namespace
+};
+
+struct ChatRequest {
+  std::string model;  // as sent; "" means the server's default model
+  std::vector<ChatMessage> messages;
+
+  // Sampling, with OpenAI defaults applied.
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int64_t top_k = 0;              // extension; 0 = off
+  std::optional<uint64_t> seed;   // absent: the server injects its default
+  int64_t n = 1;
+  std::optional<int64_t> max_tokens;  // max_tokens or max_completion_tokens
+  std::vector<std::string> stop;      // as sent (a string becomes one entry)
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
+  std::vector<std::pair<int64_t, double>> logit_bias;  // sorted by token id
+  bool logprobs = false;
+  int64_t top_logprobs = 0;
+
+  // Kept whole when present (null when absent); keyed, forwarded upstream,
+  // rejected by backends that cannot honour them.
+  json::Value tools, tool_choice, response_format;
+
+  // Never part of the key.
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  std::string user;
+  CacheDirectives cache;
+
+  // The body as received (parsed), for forwarding unknown fields upstream.
+  json::Value raw;
+};
+
+}  // namespace reprox::api

@@ -1,0 +1,55 @@
+// The engine's own request and result types: token ids in, events out. No
+// HTTP, no OpenAI JSON, no cache; proxy/backend/local_backend translates.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/generation.hpp"
+#include "engine/sampling/sampling_params.hpp"
+
+namespace reprox::engine {
+
+// Why the engine could not finish (or start) a job.
+enum class EngineErrc {
+  kQueueFull,         // the bounded queue is full: retry later
+  kTooLarge,          // prompt + max_tokens (times n) exceed the KV working memory
+  kContextExceeded,   // the prompt leaves no room in the model's context window
+  kTemplateRaised,    // the chat template called raise_exception(): the messages are at fault
+  kTemplateFailed,    // the chat template could not render these messages
+  kOutOfWorkingMemory,  // nothing runs and the waiting job does not fit (misconfiguration)
+  kNumeric,           // the model produced no finite logits
+  kForwardFailed,     // the forward pass failed
+};
+
+struct EngineError {
+  EngineErrc code;
+  std::string message;
+};
+
+// Receives one job's output: every event of choice 0, then of choice 1, ...
+// (OrderedOutput), then exactly one on_complete or on_error. Calls come from
+// the engine thread; an implementation posts to its own executor.
+class EngineSink {
+ public:
+  virtual ~EngineSink() = default;
+  virtual void on_event(GenEvent event) = 0;
+  virtual void on_complete(const Usage& usage, const std::string& system_fingerprint) = 0;
+  virtual void on_error(const EngineError& error) = 0;
+};
+
+struct EngineJob {
+  std::vector<int32_t> prompt;    // token ids, the chat template already applied
+  SamplingParams sampling;        // seed and n included
+  std::vector<std::string> stop;  // stop strings, held back until they cannot match
+  int64_t max_tokens = 0;         // completion limit, already clipped to the context window
+  std::string tenant;             // salts KV reuse: tenants never share KV
+  std::shared_ptr<EngineSink> sink;
+  // Set by the owner to cancel; the engine thread drops the job at its next step.
+  std::shared_ptr<std::atomic<bool>> cancelled;
+};
+
+}  // namespace reprox::engine

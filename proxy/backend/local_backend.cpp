@@ -1,0 +1,224 @@
+#include "proxy/backend/local_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace reprox {
+
+namespace {
+
+class CancelOnDrop final : public GenerationHandle {
+ public:
+  explicit CancelOnDrop(std::shared_ptr<std::atomic<bool>> flag) : flag_(std::move(flag)) {}
+  ~CancelOnDrop() override { flag_->store(true); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> flag_;
+};
+
+std::pair<int, std::string> error_reply(const api::ApiError& e) { return {e.status, e.to_json()}; }
+
+// Engine events go to the proxy's sink unchanged; engine errors become ApiErrors.
+class SinkAdapter final : public engine::EngineSink {
+ public:
+  explicit SinkAdapter(std::shared_ptr<GenerationSink> out) : out_(std::move(out)) {}
+  void on_event(GenEvent event) override { out_->on_event(std::move(event)); }
+  void on_complete(const Usage& usage, const std::string& fp) override { out_->on_complete(usage, fp); }
+  void on_error(const engine::EngineError& error) override { out_->on_error(to_api_error(error)); }
+
+ private:
+  std::shared_ptr<GenerationSink> out_;
+};
+
+}  // namespace
+
+engine::SamplingParams sampling_params(const BackendRequest& r) {
+  engine::SamplingParams p;
+  p.temperature = r.chat.temperature;
+  p.top_p = r.chat.top_p;
+  p.top_k = static_cast<int32_t>(r.chat.top_k);
+  p.presence_penalty = r.chat.presence_penalty;
+  p.frequency_penalty = r.chat.frequency_penalty;
+  for (const auto& [id, bias] : r.chat.logit_bias) p.logit_bias.emplace_back(static_cast<int32_t>(id), bias);
+  p.seed = r.seed;
+  p.n = static_cast<int>(std::max<int64_t>(1, r.chat.n));
+  p.logprobs = r.chat.logprobs;
+  p.top_logprobs = static_cast<int>(r.chat.top_logprobs);
+  return p;
+}
+
+json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
+  json::Array out;
+  out.reserve(messages.size());
+  for (const auto& m : messages) {
+    json::Object o;
+    o.emplace_back("role", m.role);
+    if (m.content.is_null())
+      o.emplace_back("content", json::Value());
+    else
+      o.emplace_back("content", m.text());
+    if (m.name) o.emplace_back("name", *m.name);
+    if (!m.tool_calls.is_null()) o.emplace_back("tool_calls", m.tool_calls);
+    if (m.tool_call_id) o.emplace_back("tool_call_id", *m.tool_call_id);
+    out.emplace_back(std::move(o));
+  }
+  return json::Value(std::move(out));
+}
+
+api::ApiError to_api_error(const engine::EngineError& e) {
+  using engine::EngineErrc;
+  switch (e.code) {
+    case EngineErrc::kQueueFull:
+      return api::ApiError{429, e.message, "rate_limit_error", "", "queue_full"};
+    case EngineErrc::kTooLarge:
+      return api::ApiError{400, e.message, "invalid_request_error", "max_tokens", "context_length_exceeded"};
+    case EngineErrc::kContextExceeded:
+      return api::ApiError{400, e.message, "invalid_request_error", "messages", "context_length_exceeded"};
+    case EngineErrc::kTemplateRaised:
+      return api::ApiError::invalid("messages", e.message);
+    case EngineErrc::kTemplateFailed:
+      return api::ApiError{400, "the model's chat template could not render these messages: " + e.message,
+                           "invalid_request_error", "messages", "template_error"};
+    case EngineErrc::kOutOfWorkingMemory:
+      return api::ApiError{503, e.message, "server_error", "", "engine_overloaded"};
+    case EngineErrc::kNumeric:
+      return api::ApiError{500, e.message, "server_error", "", "numeric_error"};
+    case EngineErrc::kForwardFailed:
+      break;
+  }
+  return api::ApiError{500, e.message, "server_error", "", ""};
+}
+
+LocalBackend::LocalBackend(engine::EngineOptions options) : engine_(std::make_unique<engine::Engine>(std::move(options))) {
+  created_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::unique_ptr<GenerationHandle> LocalBackend::generate(std::shared_ptr<const BackendRequest> request,
+                                                         std::shared_ptr<GenerationSink> sink, api::ApiError* error) {
+  const auto& chat = request->chat;
+  std::string prompt;
+  if (auto e = engine_->prompts().render(template_messages(chat.messages), true, chat.tools, prompt)) {
+    *error = to_api_error(*e);
+    return nullptr;
+  }
+  engine::EngineJob job;
+  job.prompt = engine_->prompts().encode(prompt);
+  const int64_t room = engine_->max_positions() - static_cast<int64_t>(job.prompt.size());
+  if (room < 1) {
+    *error = to_api_error({engine::EngineErrc::kContextExceeded,
+                           "This model's maximum context length is " + std::to_string(engine_->max_positions()) +
+                               " tokens; the messages use " + std::to_string(job.prompt.size())});
+    return nullptr;
+  }
+  job.max_tokens = std::min(request->max_tokens, room);
+  job.sampling = sampling_params(*request);
+  job.stop = chat.stop;
+  job.tenant = request->tenant;
+  job.sink = std::make_shared<SinkAdapter>(std::move(sink));
+  job.cancelled = std::make_shared<std::atomic<bool>>(false);
+  auto handle = std::make_unique<CancelOnDrop>(job.cancelled);
+  switch (engine_->submit(std::move(job))) {
+    case engine::SubmitResult::kOk: break;
+    case engine::SubmitResult::kQueueFull:
+      *error = to_api_error({engine::EngineErrc::kQueueFull, "the engine queue is full; retry shortly"});
+      return nullptr;
+    case engine::SubmitResult::kTooLarge:
+      *error = to_api_error({engine::EngineErrc::kTooLarge,
+                             "the prompt plus max_tokens (times n) needs more KV memory than this engine's "
+                             "working_kv allows; lower max_tokens or n"});
+      return nullptr;
+  }
+  return handle;
+}
+
+std::vector<ModelInfo> LocalBackend::models() const { return {ModelInfo{engine_->model_id(), "reprox", created_}}; }
+
+std::optional<std::string> LocalBackend::resolve_model(const std::string& requested) const {
+  if (requested.empty() || requested == engine_->model_id()) return engine_->model_id();
+  return std::nullopt;
+}
+
+std::string LocalBackend::fingerprint(const std::string&) const { return engine_->system_fingerprint(); }
+
+int64_t LocalBackend::default_max_tokens(const std::string&) const { return engine_->options().default_max_tokens; }
+
+std::optional<api::ApiError> LocalBackend::check_supported(const api::ChatRequest& request) const {
+  if (!request.tools.is_null())
+    return api::ApiError::invalid("tools", "the embedded engine does not support tool calling; use --upstream");
+  if (!request.response_format.is_null()) {
+    const json::Value* type = request.response_format.find("type");
+    if (!type || !type->is_string() || type->as_string() != "text")
+      return api::ApiError::invalid("response_format",
+                                    "the embedded engine supports only response_format {\"type\": \"text\"}");
+  }
+  return std::nullopt;
+}
+
+std::pair<int, std::string> LocalBackend::call(const std::string& path, const std::string& body) {
+  json::Value req;
+  if (auto err = json::parse(body, req); err || !req.is_object())
+    return error_reply(api::ApiError::invalid("", "the body must be a JSON object"));
+  if (const json::Value* model = req.find("model"); model && model->is_string() && !resolve_model(model->as_string()))
+    return error_reply(api::ApiError{404, "The model '" + model->as_string() + "' does not exist",
+                                     "invalid_request_error", "model", "model_not_found"});
+  const auto& prompts = engine_->prompts();
+  auto render = [&](std::string& prompt) -> std::optional<api::ApiError> {
+    const json::Value* messages = req.find("messages");
+    if (!messages || !messages->is_array() || messages->as_array().empty())
+      return api::ApiError::invalid("messages", "messages must be a non-empty array");
+    const json::Value* agp = req.find("add_generation_prompt");
+    bool add = agp && agp->is_bool() ? agp->as_bool() : true;
+    const json::Value* tools = req.find("tools");
+    if (auto e = prompts.render(*messages, add, tools ? *tools : json::Value(), prompt)) return to_api_error(*e);
+    return std::nullopt;
+  };
+
+  if (path == "/tokenize") {
+    std::string prompt;
+    if (const json::Value* p = req.find("prompt")) {
+      if (!p->is_string()) return error_reply(api::ApiError::invalid("prompt", "prompt must be a string"));
+      prompt = p->as_string();
+    } else if (auto e = render(prompt)) {
+      return error_reply(*e);
+    }
+    auto ids = prompts.encode(prompt);
+    std::string out = "{\"tokens\":[";
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i) out.push_back(',');
+      json::write_int(out, ids[i]);
+    }
+    out += "],\"count\":";
+    json::write_int(out, static_cast<int64_t>(ids.size()));
+    out += ",\"max_model_len\":";
+    json::write_int(out, engine_->max_positions());
+    out += "}";
+    return {200, out};
+  }
+  if (path == "/detokenize") {
+    const json::Value* tokens = req.find("tokens");
+    if (!tokens || !tokens->is_array())
+      return error_reply(api::ApiError::invalid("tokens", "tokens must be an array of token ids"));
+    std::vector<int32_t> ids;
+    const int64_t vocab = engine_->tokenizer()->vocab_size();
+    for (size_t i = 0; i < tokens->as_array().size(); ++i) {
+      const auto& t = tokens->as_array()[i];
+      if (!t.is_integer() || t.as_int() < 0 || t.as_int() >= vocab)
+        return error_reply(api::ApiError::invalid("tokens[" + std::to_string(i) + "]",
+                                                  "not a token id of this model (0.." + std::to_string(vocab - 1) + ")"));
+      ids.push_back(static_cast<int32_t>(t.as_int()));
+    }
+    std::string out = "{\"prompt\":";
+    json::write_string(out, json::utf8_lossy(engine_->tokenizer()->decode(ids, false)));
+    out += "}";
+    return {200, out};
+  }
+  // /apply-template
+  std::string prompt;
+  if (auto e = render(prompt)) return error_reply(*e);
+  std::string out = "{\"prompt\":";
+  json::write_string(out, prompt);
+  out += "}";
+  return {200, out};
+}
+
+}  // namespace reprox

@@ -1,0 +1,110 @@
+// The batching engine's lifecycle: requests share passes, chunked prefill
+// gives the same answer as one-piece prefill, a cancelled request's
+// sequences (and their KV) are gone by the next pass, a request too large
+// for the KV working memory is refused with 400 before it is queued.
+#include <chrono>
+#include <thread>
+
+#include "tests/engine/runtime/batch_fixture.hpp"
+
+namespace reprox::engine::batching_test {
+namespace {
+
+class BatchLifecycleTest : public BatchFixture {
+ protected:
+  static void SetUpTestSuite() { dir_ = new std::string(make_model("lifecycle")); }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+  static EngineOptions options() {
+    EngineOptions o;
+    o.model_dir = *dir_;
+    o.kv_budget_bytes = 0;
+    return o;
+  }
+  // Polls `pred` every 5 ms for up to 20 s (a bound, not a speed check).
+  template <typename Pred>
+  static bool eventually(Pred pred) {
+    for (int i = 0; i < 4000; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return pred();
+  }
+  static std::string* dir_;
+};
+
+std::string* BatchLifecycleTest::dir_ = nullptr;
+
+TEST_F(BatchLifecycleTest, ConcurrentRequestsShareModelPasses) {
+  LocalBackend engine(options());
+  Sampling s;
+  s.max_tokens = 24;
+  std::vector<Running> runs;
+  for (int i = 0; i < 8; ++i) runs.push_back(start(engine, request(engine, "request " + std::to_string(i), s)));
+  for (auto& r : runs) EXPECT_FALSE(finish(r).empty());
+  const BatchStats stats = engine.engine().batch_stats();
+  EXPECT_GE(stats.max_rows, 4u);
+  EXPECT_LT(stats.steps, 8u * 24u) << "every token had a pass of its own";
+}
+
+TEST_F(BatchLifecycleTest, ChunkedPrefillAnswersExactlyAsOnePiece) {
+  EngineOptions o = options();
+  o.prefill_chunk = 512;
+  LocalBackend whole(o);
+  o.prefill_chunk = 7;
+  o.max_step_tokens = 16;
+  LocalBackend chunked(o);
+  std::mt19937 rng(5);
+  const std::string text = random_text(rng, 150);  // a few hundred tokens
+  for (int i = 0; i < 4; ++i) {
+    Sampling s = random_sampling(rng);
+    s.logprobs = true;
+    Running a = start(whole, request(whole, text, s));
+    Running b = start(chunked, request(chunked, text, s));
+    EXPECT_EQ(finish(b), finish(a)) << "setting " << i;
+  }
+  EXPECT_GT(chunked.engine().batch_stats().steps, whole.engine().batch_stats().steps + 20);
+}
+
+TEST_F(BatchLifecycleTest, CancellingARunningRequestFreesItsSequencesAtOnce) {
+  LocalBackend engine(options());
+  Sampling s;
+  s.max_tokens = 480;
+  s.n = 3;
+  Running run = start(engine, request(engine, "a long story, please", s));
+  ASSERT_TRUE(eventually([&] { return engine.engine().batch_stats().running == 3; }));
+  run.handle.reset();  // the client went away
+  ASSERT_TRUE(eventually([&] {
+    const BatchStats st = engine.engine().batch_stats();
+    return st.running == 0 && st.waiting == 0;
+  }));
+  EXPECT_EQ(run.done.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "a cancelled request must not complete";
+  // The engine goes on serving.
+  Sampling quick;
+  quick.max_tokens = 4;
+  Running next = start(engine, request(engine, "hello", quick));
+  EXPECT_FALSE(finish(next).empty());
+}
+
+TEST_F(BatchLifecycleTest, ARequestLargerThanTheWorkingMemoryIsA400) {
+  EngineOptions o = options();
+  o.working_kv_bytes = 1;  // clamped up to one full context
+  LocalBackend engine(o);
+  Sampling s;
+  s.n = 8;
+  s.max_tokens = 400;
+  auto sink = std::make_shared<Collect>();
+  api::ApiError err;
+  EXPECT_EQ(engine.generate(request(engine, "hi", s), sink, &err), nullptr);
+  EXPECT_EQ(err.status, 400);
+  EXPECT_EQ(err.param, "max_tokens");
+  s.n = 1;  // alone it fits
+  Running ok = start(engine, request(engine, "hi", s));
+  EXPECT_FALSE(finish(ok).empty());
+}
+
+}  // namespace
+}  // namespace reprox::engine::batching_test

@@ -1,0 +1,1 @@
+#include <torch/torch.h>  // the ground module must not see torch

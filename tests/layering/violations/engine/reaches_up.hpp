@@ -1,0 +1,1 @@
+#include "proxy/backend/backend.hpp"  // an engine file reaching up into the proxy

@@ -1,0 +1,1 @@
+#include "../proxy/api/chat_request_parser.hpp"  // relative, still upward

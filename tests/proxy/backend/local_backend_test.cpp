@@ -1,0 +1,181 @@
+// The local backend's own contract beyond the shared conformance suite:
+// refusals with clear errors, the text endpoints, stop strings and n.
+#include "tests/support/collect_sink.hpp"
+#include "proxy/backend/local_backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+
+#include "engine/tiny/make_tiny_model.hpp"
+
+namespace reprox::engine {
+namespace {
+
+using Collect = testing_support::CollectSink;
+
+class LocalBackendTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(make_preset_model("tiny", "local", 96, REPROX_NPM_FIXTURES_DIR));
+    EngineOptions o;
+    o.model_dir = *dir_;
+    o.queue_capacity = 2;
+    backend_ = new LocalBackend(o);
+  }
+  static void TearDownTestSuite() {
+    delete backend_;
+    std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+
+  static std::shared_ptr<BackendRequest> request(const std::string& text, int64_t max_tokens = 12) {
+    auto r = std::make_shared<BackendRequest>();
+    api::ChatMessage m;
+    m.role = "user";
+    m.content = json::Value(text);
+    r->chat.messages.push_back(m);
+    r->model_id = backend_->models().front().id;
+    r->seed = 42;
+    r->max_tokens = max_tokens;
+    return r;
+  }
+
+  static std::shared_ptr<Collect> run(std::shared_ptr<BackendRequest> r) {
+    auto sink = std::make_shared<Collect>();
+    auto done = sink->done.get_future();
+    api::ApiError err;
+    auto handle = backend_->generate(r, sink, &err);
+    EXPECT_TRUE(handle) << err.to_json();
+    if (handle) done.get();
+    return sink;
+  }
+
+  static std::string* dir_;
+  static LocalBackend* backend_;
+};
+
+std::string* LocalBackendTest::dir_ = nullptr;
+LocalBackend* LocalBackendTest::backend_ = nullptr;
+
+TEST_F(LocalBackendTest, RefusesWhatItCannotHonourWithA400NamingTheParam) {
+  api::ChatRequest req;
+  req.tools = json::Value(json::Array{json::Value(json::Object{})});
+  auto e = backend_->check_supported(req);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, 400);
+  EXPECT_EQ(e->param, "tools");
+  req.tools = json::Value();
+  req.response_format = json::Value(json::Object{{"type", json::Value("json_object")}});
+  e = backend_->check_supported(req);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "response_format");
+  req.response_format = json::Value(json::Object{{"type", json::Value("text")}});
+  EXPECT_FALSE(backend_->check_supported(req));
+}
+
+TEST_F(LocalBackendTest, APromptPastTheContextWindowIsA400) {
+  std::string longtext;
+  for (int i = 0; i < 200; ++i) longtext += "word ";
+  auto sink = std::make_shared<Collect>();
+  api::ApiError err;
+  auto handle = backend_->generate(request(longtext), sink, &err);
+  EXPECT_FALSE(handle);
+  EXPECT_EQ(err.status, 400);
+  EXPECT_EQ(err.code, "context_length_exceeded");
+}
+
+TEST_F(LocalBackendTest, MaxTokensIsClippedToTheContextWindow) {
+  auto sink = run(request("hi", 100000));
+  EXPECT_EQ(sink->events.back().finish_reason, "length");
+  EXPECT_LT(sink->usage.prompt_tokens + sink->usage.completion_tokens, 97);
+}
+
+TEST_F(LocalBackendTest, SameRequestSameEventsAndChoicesDiffer) {
+  auto r = request("tell me a story", 16);
+  r->chat.n = 2;
+  auto a = run(r);
+  auto b = run(r);
+  ASSERT_EQ(a->events.size(), b->events.size());
+  for (size_t i = 0; i < a->events.size(); ++i) {
+    EXPECT_EQ(a->events[i].delta.content, b->events[i].delta.content);
+    EXPECT_EQ(a->events[i].finish_reason, b->events[i].finish_reason);
+  }
+  EXPECT_NE(a->text(0), a->text(1));
+  EXPECT_EQ(a->usage.completion_tokens, b->usage.completion_tokens);
+}
+
+TEST_F(LocalBackendTest, AStopStringCutsTheAnswerWhereItWouldAppear) {
+  auto r = request("tell me a story", 24);
+  r->chat.temperature = 0;
+  auto full = run(r)->text();
+  ASSERT_GE(full.size(), 6u);
+  // Stop at a piece from the middle of the greedy answer.
+  std::string stop = full.substr(full.size() / 2, 3);
+  r->chat.stop = {stop};
+  auto cut = run(r);
+  EXPECT_EQ(cut->text(), full.substr(0, full.find(stop)));
+  EXPECT_EQ(cut->events.back().finish_reason, "stop");
+}
+
+TEST_F(LocalBackendTest, TheQueueIsBoundedWith429) {
+  // Long jobs fill the engine (16 sequences running, 16 requests waiting for
+  // admission); the queue holds 2 more, then refuses.
+  std::vector<std::unique_ptr<GenerationHandle>> handles;
+  std::vector<std::shared_ptr<Collect>> sinks;
+  api::ApiError err;
+  bool refused = false;
+  for (int i = 0; i < 64 && !refused; ++i) {
+    auto sink = std::make_shared<Collect>();
+    auto h = backend_->generate(request("story " + std::to_string(i), 90), sink, &err);
+    if (!h) refused = true;
+    else handles.push_back(std::move(h)), sinks.push_back(sink);
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(err.status, 429);
+  handles.clear();  // cancels them all
+}
+
+TEST_F(LocalBackendTest, TextEndpoints) {
+  auto [s1, tok] = backend_->call("/tokenize", R"({"prompt":"Hello <|im_start|>"})");
+  EXPECT_EQ(s1, 200);
+  json::Value t;
+  ASSERT_FALSE(json::parse(tok, t));
+  auto ids = backend_->engine().tokenizer()->encode("Hello <|im_start|>", true);
+  ASSERT_EQ(t.find("count")->as_int(), static_cast<int64_t>(ids.size()));
+  EXPECT_EQ(t.find("tokens")->as_array().back().as_int(), ids.back());
+
+  std::string detok_body = "{\"tokens\":" + json::dump(*t.find("tokens")) + "}";
+  auto [s2, detok] = backend_->call("/detokenize", detok_body);
+  EXPECT_EQ(s2, 200);
+  EXPECT_EQ(detok, R"({"prompt":"Hello <|im_start|>"})");
+
+  auto [s3, tmpl] = backend_->call("/apply-template", R"({"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(s3, 200);
+  json::Value rendered;
+  ASSERT_FALSE(json::parse(tmpl, rendered));
+  const std::string prompt = rendered.find("prompt")->as_string();
+  EXPECT_NE(prompt.find("<|im_start|>user\nhi<|im_end|>"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("<|im_start|>assistant"), std::string::npos) << prompt;
+
+  auto [s4, bad] = backend_->call("/detokenize", R"({"tokens":[1,-5]})");
+  EXPECT_EQ(s4, 400);
+  EXPECT_NE(bad.find("tokens[1]"), std::string::npos);
+  auto [s5, missing] = backend_->call("/apply-template", R"({"messages":[]})");
+  EXPECT_EQ(s5, 400);
+  auto [s6, wrong_model] = backend_->call("/tokenize", R"({"model":"nope","prompt":"x"})");
+  EXPECT_EQ(s6, 404);
+}
+
+TEST_F(LocalBackendTest, FingerprintDependsOnWeightsAndMode) {
+  auto fp = backend_->fingerprint("");
+  EXPECT_EQ(fp.size(), 19u);
+  EXPECT_EQ(fp.rfind("fp_", 0), 0u);
+  EXPECT_NE(make_system_fingerprint("aa", "float32", "cpu"), make_system_fingerprint("ab", "float32", "cpu"));
+  EXPECT_NE(make_system_fingerprint("aa", "float32", "cpu"), make_system_fingerprint("aa", "bfloat16", "cpu"));
+  EXPECT_NE(make_system_fingerprint("aa", "float32", "cpu"), make_system_fingerprint("aa", "float32", "cuda:0"));
+}
+
+}  // namespace
+}  // namespace reprox::engine
