@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what reprox needs on Debian 12 (packages and the npm fixtures),
-# then configures and builds everything into build/. Idempotent: a second
-# run only rebuilds what changed. Usage: bash conf/setup.sh
+# then configures and builds the reprox binary into build/. Idempotent: a
+# second run only rebuilds what changed. Usage: bash conf/setup.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -30,6 +30,8 @@ fi
 bash tests/setup_npm.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2
+# Only the binary: `reprox serve` need not wait for the tests and benchmarks,
+# which tests/run.sh builds.
+cmake --build build -j2 --target reprox
 # The embedded default model (random weights, real Qwen3 tokenizer).
 [ -f build/reprox-tiny-qwen3/config.json ] || build/reprox make-tiny-model --out build/reprox-tiny-qwen3
