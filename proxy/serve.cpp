@@ -60,9 +60,7 @@ void wait_for_drain(IoPool& pool, Server& server, std::chrono::steady_clock::tim
   });
 }
 
-}  // namespace
-
-int run_serve(const Config& config, const LocalBackendFactory& make_local) {
+ServerOptions server_options(const Config& config) {
   ServerOptions so;
   split_listen(config.listen, so.host, so.port);
   so.io_threads = std::max(1, config.threads);
@@ -72,67 +70,78 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   so.write_timeout = std::chrono::milliseconds(config.write_timeout_ms);
   so.max_connections = config.max_connections;
   so.drain_timeout = std::chrono::milliseconds(config.drain_timeout_ms);
+  return so;
+}
 
-  IoPool pool(so.io_threads);
-  Metrics metrics;
-  MemoryStore memory(MemoryStoreOptions{config.cache_bytes, std::chrono::seconds(config.cache_ttl)});
-  // --redis: Redis L2 behind the memory L1. Starts even when Redis is down
-  // (answers from L1, /healthz says "degraded" while the breaker is open).
+// The shared tier behind the memory L1 (--redis); all null without one.
+// Members are destroyed in reverse order: the tiered store and the counter
+// go before the RedisStore they borrow.
+struct CacheTiers {
   std::unique_ptr<RedisStore> redis;
   std::unique_ptr<TieredStore> tiered;
   std::unique_ptr<RedisTierCounter> counter;  // reprox_cache_{entries,bytes}{tier="redis"}
-  if (!config.redis.empty()) {
-    auto ro = redis_store_options_from_url(config.redis);
-    apply_redis_config(config, ro);
-    ro.default_ttl = std::chrono::seconds(config.cache_ttl);
-    ro.on_error = [&metrics](const char* op) { metrics.store_error("redis", op); };
-    // The URL's timeout parameters win over [redis] (as the store applies them).
-    auto connect_ms = ro.endpoint.connect_timeout_ms >= 0 ? ro.endpoint.connect_timeout_ms
-                                                          : int(ro.timeouts.connect.count());
-    auto command_ms = ro.endpoint.command_timeout_ms >= 0 ? ro.endpoint.command_timeout_ms
-                                                          : int(ro.timeouts.command.count());
-    spdlog::info("shared cache tier: redis at {} (connect timeout {} ms, command timeout {} ms, {} connections)",
-                 ro.endpoint.describe(), connect_ms, command_ms, ro.connections);
-    redis = std::make_unique<RedisStore>(std::move(ro));
-    if (config.redis_io_lookups) redis->run_lookups_on(pool.contexts());
-    tiered = std::make_unique<TieredStore>(memory, *redis);
-    RedisCounterOptions co;
-    co.interval = std::chrono::milliseconds(config.redis_stats_interval_ms);
-    counter = std::make_unique<RedisTierCounter>(*redis, co);
-  }
+};
 
-  AppContext app;
-  app.options.default_seed = config.default_seed;
-  app.options.shared_cache = config.shared_cache;
-  app.options.admin_token = config.admin_token;
-  app.options.cache_ttl = std::chrono::seconds(config.cache_ttl);
-  app.metrics = &metrics;
-  app.memory = &memory;
-  app.store = tiered ? static_cast<CacheStore*>(tiered.get()) : &memory;
+// Starts even when Redis is down: the chat path answers from L1 and
+// /healthz says "degraded" while the breaker is open.
+CacheTiers make_cache_tiers(const Config& config, IoPool& pool, Metrics& metrics, MemoryStore& memory) {
+  CacheTiers tiers;
+  if (config.redis.empty()) return tiers;
+  auto ro = redis_store_options_from_url(config.redis);
+  apply_redis_config(config, ro);
+  ro.default_ttl = std::chrono::seconds(config.cache_ttl);
+  ro.on_error = [&metrics](const char* op) { metrics.store_error("redis", op); };
+  // The URL's timeout parameters win over [redis] (as the store applies them).
+  auto connect_ms = ro.endpoint.connect_timeout_ms >= 0 ? ro.endpoint.connect_timeout_ms
+                                                        : int(ro.timeouts.connect.count());
+  auto command_ms = ro.endpoint.command_timeout_ms >= 0 ? ro.endpoint.command_timeout_ms
+                                                        : int(ro.timeouts.command.count());
+  spdlog::info("shared cache tier: redis at {} (connect timeout {} ms, command timeout {} ms, {} connections)",
+               ro.endpoint.describe(), connect_ms, command_ms, ro.connections);
+  tiers.redis = std::make_unique<RedisStore>(std::move(ro));
+  if (config.redis_io_lookups) tiers.redis->run_lookups_on(pool.contexts());
+  tiers.tiered = std::make_unique<TieredStore>(memory, *tiers.redis);
+  RedisCounterOptions co;
+  co.interval = std::chrono::milliseconds(config.redis_stats_interval_ms);
+  tiers.counter = std::make_unique<RedisTierCounter>(*tiers.redis, co);
+  return tiers;
+}
+
+// Purge for a memory-only cache: always "taken", there being no shared tier.
+std::function<void(const PurgeScope&, std::function<void(uint64_t, bool)>)> memory_purge(MemoryStore& memory) {
+  return [m = &memory](const PurgeScope& scope, std::function<void(uint64_t, bool)> done) {
+    uint64_t n = 0;
+    switch (scope.kind) {
+      case PurgeScope::Kind::all: n = m->clear(); break;
+      case PurgeScope::Kind::model: n = m->purge_if([&](const Generation& g) { return g.model == scope.name; }); break;
+      case PurgeScope::Kind::ns: n = m->purge_if([&](const Generation& g) { return g.ns == scope.name; }); break;
+    }
+    done(n, true);
+  };
+}
+
+// Points app at the cache: its store, purge, health and, with a shared
+// tier, the cross-instance flight lock (returned; app borrows it) and the
+// tier's gauges.
+std::unique_ptr<RedisFlightLock> wire_cache(const Config& config, MemoryStore& memory, const CacheTiers& tiers,
+                                            AppContext& app) {
+  app.store = tiers.tiered ? static_cast<CacheStore*>(tiers.tiered.get()) : &memory;
   std::unique_ptr<RedisFlightLock> flight_lock;
-  if (tiered) {
+  if (tiers.tiered) {
     FlightLockOptions fo;
     fo.max_wait = std::chrono::milliseconds(config.redis_lock_wait_ms);
-    flight_lock = std::make_unique<RedisFlightLock>(*redis, fo);
+    flight_lock = std::make_unique<RedisFlightLock>(*tiers.redis, fo);
     app.flight_lock = flight_lock.get();
-    app.purge = [t = tiered.get()](const PurgeScope& scope, std::function<void(uint64_t, bool)> done) {
+    app.purge = [t = tiers.tiered.get()](const PurgeScope& scope, std::function<void(uint64_t, bool)> done) {
       t->purge(scope, std::move(done));
     };
   } else {
-    app.purge = [m = &memory](const PurgeScope& scope, std::function<void(uint64_t, bool)> done) {
-      uint64_t n = 0;
-      switch (scope.kind) {
-        case PurgeScope::Kind::all: n = m->clear(); break;
-        case PurgeScope::Kind::model: n = m->purge_if([&](const Generation& g) { return g.model == scope.name; }); break;
-        case PurgeScope::Kind::ns: n = m->purge_if([&](const Generation& g) { return g.ns == scope.name; }); break;
-      }
-      done(n, true);
-    };
+    app.purge = memory_purge(memory);
   }
-  if (counter) {
+  if (tiers.counter) {
     app.shared_tier = true;
     auto reclaimed_seen = std::make_shared<std::atomic<uint64_t>>(0);
-    app.shared_tier_scrape = [c = counter.get(), reclaimed_seen](Metrics& m) {
+    app.shared_tier_scrape = [c = tiers.counter.get(), reclaimed_seen](Metrics& m) {
       auto n = c->snapshot();
       m.tier_state("redis", double(n.entries), double(n.bytes), 0);
       // Stale entries the count deleted are invalidations too.
@@ -140,8 +149,15 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
       if (n.reclaimed_total > before) m.invalidations(double(n.reclaimed_total - before));
     };
   }
-  app.health_detail = [r = redis.get()] { return std::string(r && !r->healthy() ? "degraded" : "ok"); };
+  app.health_detail = [r = tiers.redis.get()] { return std::string(r && !r->healthy() ? "degraded" : "ok"); };
+  return flight_lock;
+}
 
+// The upstream (--upstream) or else the embedded engine; sets app.backend
+// and the app hooks that backend provides. Throws std::runtime_error when
+// neither is available.
+std::unique_ptr<Backend> make_backend(const Config& config, IoPool& pool, const LocalBackendFactory& make_local,
+                                      AppContext& app) {
   std::unique_ptr<Backend> backend;
   if (!config.upstream.empty()) {
     auto upstream = make_upstream(config, pool);
@@ -158,14 +174,53 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
     app.before_scrape = std::move(parts.before_scrape);
   }
   app.backend = backend.get();
-  std::unique_ptr<ReproAuditor> auditor;  // destroyed before the backend
-  if (config.audit_every > 0) {
-    auditor = std::make_unique<ReproAuditor>(
-        ReproAuditOptions{uint64_t(config.audit_every), size_t(config.audit_max_in_flight)}, *backend, metrics,
-        app.flights);
-    app.auditor = auditor.get();
-    spdlog::info("reproducibility audits: one cache hit in {} is generated again and compared", config.audit_every);
-  }
+  return backend;
+}
+
+// Null unless --audit-every; the auditor borrows backend and metrics.
+std::unique_ptr<ReproAuditor> make_auditor(const Config& config, Backend& backend, Metrics& metrics,
+                                           AppContext& app) {
+  if (config.audit_every <= 0) return nullptr;
+  auto auditor = std::make_unique<ReproAuditor>(
+      ReproAuditOptions{uint64_t(config.audit_every), size_t(config.audit_max_in_flight)}, backend, metrics,
+      app.flights);
+  app.auditor = auditor.get();
+  spdlog::info("reproducibility audits: one cache hit in {} is generated again and compared", config.audit_every);
+  return auditor;
+}
+
+// On the first SIGINT/SIGTERM: stop accepting, then stop the pool once the
+// connections have drained or drain_timeout has passed.
+void install_signals(net::signal_set& signals, const Config& config, IoPool& pool, Server& server,
+                     std::chrono::milliseconds drain_timeout) {
+  signals.async_wait([&pool, &server, drain_ms = config.drain_timeout_ms, drain_timeout](beast::error_code ec,
+                                                                                         int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: draining (up to {} ms)", sig, drain_ms);
+    server.begin_drain();
+    wait_for_drain(pool, server, std::chrono::steady_clock::now() + drain_timeout);
+  });
+}
+
+}  // namespace
+
+int run_serve(const Config& config, const LocalBackendFactory& make_local) {
+  ServerOptions so = server_options(config);
+  IoPool pool(so.io_threads);
+  Metrics metrics;
+  MemoryStore memory(MemoryStoreOptions{config.cache_bytes, std::chrono::seconds(config.cache_ttl)});
+  CacheTiers tiers = make_cache_tiers(config, pool, metrics, memory);
+
+  AppContext app;
+  app.options.default_seed = config.default_seed;
+  app.options.shared_cache = config.shared_cache;
+  app.options.admin_token = config.admin_token;
+  app.options.cache_ttl = std::chrono::seconds(config.cache_ttl);
+  app.metrics = &metrics;
+  app.memory = &memory;
+  std::unique_ptr<RedisFlightLock> flight_lock = wire_cache(config, memory, tiers, app);
+  std::unique_ptr<Backend> backend = make_backend(config, pool, make_local, app);
+  std::unique_ptr<ReproAuditor> auditor = make_auditor(config, *backend, metrics, app);  // destroyed before the backend
 
   Router router(app);
   Server server(pool, so, router);
@@ -175,12 +230,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
                config.upstream.empty() ? "embedded engine" : "upstream " + config.upstream);
 
   net::signal_set signals(pool.main(), SIGINT, SIGTERM);
-  signals.async_wait([&](beast::error_code ec, int sig) {
-    if (ec) return;
-    spdlog::info("signal {}: draining (up to {} ms)", sig, config.drain_timeout_ms);
-    server.begin_drain();
-    wait_for_drain(pool, server, std::chrono::steady_clock::now() + so.drain_timeout);
-  });
+  install_signals(signals, config, pool, server, so.drain_timeout);
 
   pool.run();
   spdlog::info("reprox stopped");

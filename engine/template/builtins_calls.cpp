@@ -133,81 +133,77 @@ Value str_format(const std::string& fmt, const CallArgs& a, Fault& fault) {
   return Value(std::move(out));
 }
 
-Value string_method(const std::string& s, const std::string& name, const CallArgs& a, Fault& fault) {
+Value strip_method(const std::string& s, const std::string& name, const CallArgs& a, Fault& fault) {
   const std::string* chars;
-  if (name == "strip" || name == "lstrip" || name == "rstrip") {
-    if (!opt_string(a, 0, "chars", &chars, fault)) return {};
-    auto side = name == "strip" ? py::StripSide::Both : name == "lstrip" ? py::StripSide::Left : py::StripSide::Right;
-    return Value(py::strip(s, side, chars));
+  if (!opt_string(a, 0, "chars", &chars, fault)) return {};
+  auto side = name == "strip" ? py::StripSide::Both : name == "lstrip" ? py::StripSide::Left : py::StripSide::Right;
+  return Value(py::strip(s, side, chars));
+}
+
+Value split_method(const std::string& s, const std::string& name, const CallArgs& a, Fault& fault) {
+  const std::string* sep;
+  int64_t maxsplit;
+  if (!opt_string(a, 0, "sep", &sep, fault) || !opt_int(a, 1, "maxsplit", -1, &maxsplit, fault)) return {};
+  if (sep && sep->empty()) {
+    fault.fail("empty separator");
+    return {};
   }
-  if (name == "split" || name == "rsplit") {
-    const std::string* sep;
-    int64_t maxsplit;
-    if (!opt_string(a, 0, "sep", &sep, fault) || !opt_int(a, 1, "maxsplit", -1, &maxsplit, fault)) return {};
-    if (sep && sep->empty()) {
-      fault.fail("empty separator");
+  return string_list(name == "split" ? py::split(s, sep, maxsplit) : py::rsplit(s, sep, maxsplit));
+}
+
+Value replace_method(const std::string& s, const CallArgs& a, Fault& fault) {
+  const Value* o = a.get(0, "old");
+  const Value* w = a.get(1, "new");
+  int64_t count;
+  if (!o || !w || !o->is_string() || !w->is_string()) {
+    fault.fail("replace() arguments must be str");
+    return {};
+  }
+  if (!opt_int(a, 2, "count", -1, &count, fault)) return {};
+  return Value(py::replace(s, o->as_string(), w->as_string(), count));
+}
+
+// find/rfind answer code-point offsets (-1 when absent); count counts
+// non-overlapping occurrences.
+Value find_method(const std::string& s, const std::string& name, const CallArgs& a, Fault& fault) {
+  const Value* sub = a.get(0, "sub");
+  if (!sub || !sub->is_string()) {
+    fault.fail(name + "() argument must be str");
+    return {};
+  }
+  const std::string& x = sub->as_string();
+  if (name == "count") {
+    if (x.empty()) return Value(static_cast<int64_t>(py::length(s)) + 1);
+    int64_t n = 0;
+    for (size_t k = s.find(x); k != std::string::npos; k = s.find(x, k + x.size())) ++n;
+    return Value(n);
+  }
+  size_t k = name == "find" ? s.find(x) : s.rfind(x);
+  if (k == std::string::npos) return Value(int64_t{-1});
+  return Value(static_cast<int64_t>(py::length(std::string_view(s).substr(0, k))));
+}
+
+Value join_method(const std::string& s, const CallArgs& a, Fault& fault) {
+  const Value* it = a.get(0, "iterable");
+  List items;
+  if (!it || !iterate(*it, items, fault)) return {};
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_string()) {
+      fault.fail("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].type_name() +
+                 " found");
       return {};
     }
-    return string_list(name == "split" ? py::split(s, sep, maxsplit) : py::rsplit(s, sep, maxsplit));
+    if (i) out += s;
+    out += items[i].as_string();
   }
-  if (name == "startswith" || name == "endswith") {
-    if (a.pos.empty()) {
-      fault.fail(name + "() takes at least 1 argument (0 given)");
-      return {};
-    }
-    return Value(affix_match(s, a.pos[0], name == "startswith", fault));
-  }
-  if (name == "replace") {
-    const Value* o = a.get(0, "old");
-    const Value* w = a.get(1, "new");
-    int64_t count;
-    if (!o || !w || !o->is_string() || !w->is_string()) {
-      fault.fail("replace() arguments must be str");
-      return {};
-    }
-    if (!opt_int(a, 2, "count", -1, &count, fault)) return {};
-    return Value(py::replace(s, o->as_string(), w->as_string(), count));
-  }
-  if (name == "upper") return Value(py::upper(s));
-  if (name == "lower") return Value(py::lower(s));
-  if (name == "title") return Value(py::title(s));
-  if (name == "capitalize") return Value(py::capitalize(s));
-  if (name == "find" || name == "rfind" || name == "count") {
-    const Value* sub = a.get(0, "sub");
-    if (!sub || !sub->is_string()) {
-      fault.fail(name + "() argument must be str");
-      return {};
-    }
-    const std::string& x = sub->as_string();
-    if (name == "count") {
-      if (x.empty()) return Value(static_cast<int64_t>(py::length(s)) + 1);
-      int64_t n = 0;
-      for (size_t k = s.find(x); k != std::string::npos; k = s.find(x, k + x.size())) ++n;
-      return Value(n);
-    }
-    size_t k = name == "find" ? s.find(x) : s.rfind(x);
-    if (k == std::string::npos) return Value(int64_t{-1});
-    return Value(static_cast<int64_t>(py::length(std::string_view(s).substr(0, k))));
-  }
-  if (name == "join") {
-    const Value* it = a.get(0, "iterable");
-    List items;
-    if (!it || !iterate(*it, items, fault)) return {};
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].is_string()) {
-        fault.fail("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].type_name() +
-                   " found");
-        return {};
-      }
-      if (i) out += s;
-      out += items[i].as_string();
-    }
-    return Value(std::move(out));
-  }
-  if (name == "splitlines") return string_list(splitlines(s));
-  if (name == "format") return str_format(s, a, fault);
-  // Predicates over code points.
+  return Value(std::move(out));
+}
+
+// isdigit/isalpha/isalnum/isspace/isupper/islower over code points; false
+// for "". Any other name answers true for a non-empty string (callers only
+// pass known methods).
+Value predicate_method(const std::string& s, const std::string& name) {
   auto cps = py::decode(s);
   if (cps.empty()) return Value(false);
   bool all = true, cased = false;
@@ -229,6 +225,28 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
   }
   if (name == "isupper" || name == "islower") return Value(all && cased);
   return Value(all);
+}
+
+Value string_method(const std::string& s, const std::string& name, const CallArgs& a, Fault& fault) {
+  if (name == "strip" || name == "lstrip" || name == "rstrip") return strip_method(s, name, a, fault);
+  if (name == "split" || name == "rsplit") return split_method(s, name, a, fault);
+  if (name == "startswith" || name == "endswith") {
+    if (a.pos.empty()) {
+      fault.fail(name + "() takes at least 1 argument (0 given)");
+      return {};
+    }
+    return Value(affix_match(s, a.pos[0], name == "startswith", fault));
+  }
+  if (name == "replace") return replace_method(s, a, fault);
+  if (name == "upper") return Value(py::upper(s));
+  if (name == "lower") return Value(py::lower(s));
+  if (name == "title") return Value(py::title(s));
+  if (name == "capitalize") return Value(py::capitalize(s));
+  if (name == "find" || name == "rfind" || name == "count") return find_method(s, name, a, fault);
+  if (name == "join") return join_method(s, a, fault);
+  if (name == "splitlines") return string_list(splitlines(s));
+  if (name == "format") return str_format(s, a, fault);
+  return predicate_method(s, name);
 }
 
 Value dict_method(const Value& self, const std::string& name, const CallArgs& a, Fault& fault) {

@@ -1,7 +1,6 @@
 #include "engine/template/evaluator.hpp"
 
-#include <cmath>
-
+#include "engine/template/binary_ops.hpp"
 #include "engine/template/py_text.hpp"
 
 namespace reprox::tmpl {
@@ -179,41 +178,14 @@ class Evaluator {
     switch (e.kind) {
       case Expr::Kind::Literal: return e.literal;
       case Expr::Kind::Name: return lookup(e.name, frame);
-      case Expr::Kind::Attr: {
-        Value obj = eval(*e.a, frame);
-        if (obj.is_undefined()) return undefined_error(obj, e);
-        return get_attribute(obj, e.name, fault_);
-      }
-      case Expr::Kind::Item: {
-        Value obj = eval(*e.a, frame);
-        Value key = eval(*e.b, frame);
-        if (obj.is_undefined()) return undefined_error(obj, e);
-        return get_item(obj, key, fault_);
-      }
+      case Expr::Kind::Attr: return eval_attr(e, frame);
+      case Expr::Kind::Item: return eval_item(e, frame);
       case Expr::Kind::Slice: return eval_slice(e, frame);
       case Expr::Kind::Call: return eval_call(e, frame);
       case Expr::Kind::Filter: return apply_filter_expr(e, eval(*e.a, frame), frame);
-      case Expr::Kind::Test: {
-        Value v = eval(*e.a, frame);
-        CallArgs args = eval_args(e, frame);
-        if (failed()) return {};
-        bool r = apply_test(e.builtin, v, args, fault_);
-        return Value(e.negated ? !r : r);
-      }
+      case Expr::Kind::Test: return eval_test(e, frame);
       case Expr::Kind::Neg:
-      case Expr::Kind::Pos: {
-        Value v = eval(*e.a, frame);
-        if (v.is_undefined()) return undefined_error(v, e);
-        if (!v.is_number()) {
-          fail(std::string("bad operand type for unary ") + (e.kind == Expr::Kind::Neg ? "-" : "+") + ": '" +
-                   v.type_name() + "'",
-               e.line, e.col);
-          return {};
-        }
-        if (e.kind == Expr::Kind::Pos) return v.kind() == Value::Kind::Bool ? Value(v.as_int()) : v;
-        if (v.kind() == Value::Kind::Float) return Value(-v.as_double());
-        return Value(-v.as_int());
-      }
+      case Expr::Kind::Pos: return eval_unary(e, frame);
       case Expr::Kind::Not: return Value(!eval(*e.a, frame).truthy());
       case Expr::Kind::And: {
         Value l = eval(*e.a, frame);
@@ -223,36 +195,82 @@ class Evaluator {
         Value l = eval(*e.a, frame);
         return l.truthy() ? l : eval(*e.b, frame);
       }
-      case Expr::Kind::Cond: {
-        Value c = eval(*e.b, frame);
-        if (c.truthy()) return eval(*e.a, frame);
-        return e.c ? eval(*e.c, frame) : Value::undefined("the inline if-expression evaluated to false and no else section was defined");
-      }
+      case Expr::Kind::Cond: return eval_cond(e, frame);
       case Expr::Kind::Compare: return eval_compare(e, frame);
       case Expr::Kind::Binary: return eval_binary(e, eval(*e.a, frame), eval(*e.b, frame));
       case Expr::Kind::ListLit:
-      case Expr::Kind::TupleLit: {
-        List items;
-        items.reserve(e.args.size());
-        for (const auto& a : e.args) items.push_back(eval(*a, frame));
-        return e.kind == Expr::Kind::ListLit ? Value::list(std::move(items)) : Value::tuple(std::move(items));
-      }
-      case Expr::Kind::DictLit: {
-        Dict d;
-        for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
-          Value k = eval(*e.args[i], frame);
-          Value v = eval(*e.args[i + 1], frame);
-          if (!k.is_string()) {
-            fail("unsupported: dict literal key of type '" + std::string(k.type_name()) + "' (only strings)", e.line,
-                 e.col);
-            return {};
-          }
-          d.set(k.as_string(), std::move(v));
-        }
-        return Value::dict(std::move(d));
-      }
+      case Expr::Kind::TupleLit: return eval_sequence_literal(e, frame);
+      case Expr::Kind::DictLit: return eval_dict_literal(e, frame);
     }
     return {};
+  }
+
+  Value eval_attr(const Expr& e, const Frame& frame) {
+    Value obj = eval(*e.a, frame);
+    if (obj.is_undefined()) return undefined_error(obj, e);
+    return get_attribute(obj, e.name, fault_);
+  }
+
+  // Both operands are evaluated before an Undefined object is reported.
+  Value eval_item(const Expr& e, const Frame& frame) {
+    Value obj = eval(*e.a, frame);
+    Value key = eval(*e.b, frame);
+    if (obj.is_undefined()) return undefined_error(obj, e);
+    return get_item(obj, key, fault_);
+  }
+
+  Value eval_test(const Expr& e, const Frame& frame) {
+    Value v = eval(*e.a, frame);
+    CallArgs args = eval_args(e, frame);
+    if (failed()) return {};
+    bool r = apply_test(e.builtin, v, args, fault_);
+    return Value(e.negated ? !r : r);
+  }
+
+  // Unary - and + on numbers; +True is 1, as in Python.
+  Value eval_unary(const Expr& e, const Frame& frame) {
+    Value v = eval(*e.a, frame);
+    if (v.is_undefined()) return undefined_error(v, e);
+    if (!v.is_number()) {
+      fail(std::string("bad operand type for unary ") + (e.kind == Expr::Kind::Neg ? "-" : "+") + ": '" +
+               v.type_name() + "'",
+           e.line, e.col);
+      return {};
+    }
+    if (e.kind == Expr::Kind::Pos) return v.kind() == Value::Kind::Bool ? Value(v.as_int()) : v;
+    if (v.kind() == Value::Kind::Float) return Value(-v.as_double());
+    return Value(-v.as_int());
+  }
+
+  // `a if b else c`: without an else, a false condition gives Undefined.
+  Value eval_cond(const Expr& e, const Frame& frame) {
+    Value c = eval(*e.b, frame);
+    if (c.truthy()) return eval(*e.a, frame);
+    return e.c ? eval(*e.c, frame)
+               : Value::undefined("the inline if-expression evaluated to false and no else section was defined");
+  }
+
+  Value eval_sequence_literal(const Expr& e, const Frame& frame) {
+    List items;
+    items.reserve(e.args.size());
+    for (const auto& a : e.args) items.push_back(eval(*a, frame));
+    return e.kind == Expr::Kind::ListLit ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+  }
+
+  // args holds key, value, key, value...; only string keys are supported.
+  Value eval_dict_literal(const Expr& e, const Frame& frame) {
+    Dict d;
+    for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+      Value k = eval(*e.args[i], frame);
+      Value v = eval(*e.args[i + 1], frame);
+      if (!k.is_string()) {
+        fail("unsupported: dict literal key of type '" + std::string(k.type_name()) + "' (only strings)", e.line,
+             e.col);
+        return {};
+      }
+      d.set(k.as_string(), std::move(v));
+    }
+    return Value::dict(std::move(d));
   }
 
   Value undefined_error(const Value& undef, const Expr& e) {
@@ -427,146 +445,12 @@ class Evaluator {
     return obj.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
   }
 
-  Value type_error(const char* op, const Value& a, const Value& b, const Expr& e) {
-    if (a.is_undefined()) return undefined_error(a, e);
-    if (b.is_undefined()) return undefined_error(b, e);
-    if (std::string(op) == "+" && a.is_string())
-      fail(std::string("can only concatenate str (not \"") + b.type_name() + "\") to str", e.line, e.col);
-    else if (std::string(op) == "+" && a.kind() == Value::Kind::List)
-      fail(std::string("can only concatenate list (not \"") + b.type_name() + "\") to list", e.line, e.col);
-    else
-      fail(std::string("unsupported operand type(s) for ") + op + ": '" + a.type_name() + "' and '" + b.type_name() +
-               "'",
-           e.line, e.col);
-    return {};
-  }
-
-  Value repeat(const Value& seq, int64_t times) {
-    if (seq.is_string()) {
-      std::string s;
-      for (int64_t i = 0; i < times; ++i) s += seq.as_string();
-      return Value(std::move(s));
-    }
-    List items;
-    for (int64_t i = 0; i < times; ++i) items.insert(items.end(), seq.as_list().begin(), seq.as_list().end());
-    return seq.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
-  }
-
   Value eval_binary(const Expr& e, const Value& a, const Value& b) {
     if (failed()) return {};
-    const std::string& op = e.name;
-    if (op == "~") {
-      std::string s;
-      a.append_str(s);
-      b.append_str(s);
-      return Value(std::move(s));
-    }
-    bool nums = a.is_number() && b.is_number();
-    bool floats = nums && (a.kind() == Value::Kind::Float || b.kind() == Value::Kind::Float);
-    if (op == "+") {
-      if (nums) {
-        if (floats) return Value(a.as_double() + b.as_double());
-        int64_t r;
-        if (!__builtin_add_overflow(a.as_int(), b.as_int(), &r)) return Value(r);
-        fail("integer overflow", e.line, e.col);
-        return {};
-      }
-      if (a.is_string() && b.is_string()) {
-        std::string s;
-        s.reserve(a.as_string().size() + b.as_string().size());
-        s += a.as_string();
-        s += b.as_string();
-        return Value(std::move(s));
-      }
-      if (a.is_sequence() && a.kind() == b.kind()) {
-        List items = a.as_list();
-        items.insert(items.end(), b.as_list().begin(), b.as_list().end());
-        return a.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
-      }
-      return type_error("+", a, b, e);
-    }
-    if (op == "-") {
-      if (!nums) return type_error("-", a, b, e);
-      if (floats) return Value(a.as_double() - b.as_double());
-      int64_t r;
-      if (!__builtin_sub_overflow(a.as_int(), b.as_int(), &r)) return Value(r);
-      fail("integer overflow", e.line, e.col);
-      return {};
-    }
-    if (op == "*") {
-      if (nums) {
-        if (floats) return Value(a.as_double() * b.as_double());
-        int64_t r;
-        if (!__builtin_mul_overflow(a.as_int(), b.as_int(), &r)) return Value(r);
-        fail("integer overflow", e.line, e.col);
-        return {};
-      }
-      const Value* seq = (a.is_string() || a.is_sequence()) && b.is_int() ? &a
-                         : (b.is_string() || b.is_sequence()) && a.is_int() ? &b
-                                                                             : nullptr;
-      if (!seq) return type_error("*", a, b, e);
-      int64_t times = seq == &a ? b.as_int() : a.as_int();
-      int64_t unit = seq->is_string() ? static_cast<int64_t>(seq->as_string().size())
-                                      : static_cast<int64_t>(seq->as_list().size());
-      if (times > 0 && unit > 0 && times > (int64_t{1} << 24) / unit) {
-        fail("repetition result too large", e.line, e.col);
-        return {};
-      }
-      return repeat(*seq, times);
-    }
-    if (op == "/" || op == "//" || op == "%") {
-      if (!nums) {
-        if (op == "%" && a.is_string()) {
-          fail("unsupported: printf-style string formatting with '%'", e.line, e.col);
-          return {};
-        }
-        return type_error(op.c_str(), a, b, e);
-      }
-      if (floats ? b.as_double() == 0.0 : b.as_int() == 0) {
-        fail(op == "/" ? "division by zero" : op == "//" ? "integer division or modulo by zero" : "modulo by zero",
-             e.line, e.col);
-        return {};
-      }
-      if (op == "/") return Value(a.as_double() / b.as_double());
-      if (floats) {
-        double x = a.as_double(), y = b.as_double();
-        double m = std::fmod(x, y);
-        if (m != 0 && ((m < 0) != (y < 0))) m += y;
-        if (op == "%") return Value(m);
-        double div = (x - m) / y;  // CPython float_floor_div
-        double q = std::floor(div);
-        if (div - q > 0.5) q += 1.0;
-        return Value(q);
-      }
-      int64_t x = a.as_int(), y = b.as_int();
-      if (x == INT64_MIN && y == -1) {
-        fail("integer overflow", e.line, e.col);
-        return {};
-      }
-      int64_t q = x / y, m = x % y;
-      if (m != 0 && ((m < 0) != (y < 0))) {
-        --q;
-        m += y;
-      }
-      return Value(op == "//" ? q : m);
-    }
-    if (op == "**") {
-      if (!nums) return type_error("**", a, b, e);
-      if (!floats && b.as_int() >= 0) {
-        int64_t base = a.as_int(), exp = b.as_int(), r = 1;
-        bool overflow = false;
-        while (exp > 0 && !overflow) {
-          if (exp & 1) overflow = __builtin_mul_overflow(r, base, &r);
-          exp >>= 1;
-          if (exp > 0 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
-        }
-        if (!overflow) return Value(r);
-        fail("integer overflow", e.line, e.col);
-        return {};
-      }
-      return Value(std::pow(a.as_double(), b.as_double()));
-    }
-    fail("unsupported operator '" + op + "'", e.line, e.col);
+    Fault op_fault;
+    Value r = binary_op(e.name, a, b, op_fault);
+    if (!op_fault.set) return r;
+    fail(op_fault.message, e.line, e.col);
     return {};
   }
 

@@ -1,5 +1,6 @@
 #include "engine/tokenizer/bpe_model.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <queue>
@@ -8,6 +9,136 @@
 #include "engine/tokenizer/unicode_utils.hpp"
 
 namespace reprox::tok {
+
+namespace {
+
+// One symbol of a word being merged. The symbols form a doubly linked list
+// over a vector (prev/next are indices, -1 at the ends), so a merge unlinks
+// its right-hand symbol in O(1) and marks it dead.
+struct Symbol {
+  int32_t id;
+  int32_t prev;
+  int32_t next;
+  bool alive;
+};
+
+// The parts of a BpeModel that split a word into its initial symbols.
+struct CharSplitter {
+  const std::unordered_map<std::string, int32_t>& vocab;
+  const std::unordered_map<char32_t, int32_t>& char_ids;
+  const std::array<int32_t, 256>& byte_ids;
+  const std::string& prefix;
+  const std::string& suffix;
+  const std::optional<int32_t>& unk_id;
+  bool byte_fallback;
+  bool fuse_unk;
+
+  // One symbol per UTF-8 character of `word` that is in the vocab (with the
+  // continuing-subword prefix on all but the first character and the
+  // end-of-word suffix on the last). Any other character becomes its
+  // <0xXX> byte tokens when byte_fallback has them all, else unk (a run of
+  // them a single unk when fuse_unk), else nothing. Links are left unset.
+  std::vector<Symbol> split(std::string_view word) const {
+    std::vector<Symbol> syms;
+    syms.reserve(word.size());
+    bool last_was_unk = false;
+    std::string piece;
+    size_t i = 0;
+    while (i < word.size()) {
+      const size_t n = std::min(utf8_len(static_cast<unsigned char>(word[i])), word.size() - i);
+      const int32_t id = char_id(word, i, n, piece);
+      if (id >= 0) {
+        syms.push_back({id, 0, 0, true});
+        last_was_unk = false;
+      } else {
+        push_unknown(word.substr(i, n), syms, last_was_unk);
+      }
+      i += n;
+    }
+    return syms;
+  }
+
+  // The vocab id of the character word[i, i + n) at its place in the word,
+  // or -1. `piece` is scratch space.
+  int32_t char_id(std::string_view word, size_t i, size_t n, std::string& piece) const {
+    if (prefix.empty() && suffix.empty()) {
+      size_t k = i;
+      auto it = char_ids.find(utf8_next(word, k));
+      return it != char_ids.end() && k == i + n ? it->second : -1;
+    }
+    piece.clear();
+    if (i != 0) piece += prefix;
+    piece.append(word.data() + i, n);
+    if (i + n >= word.size()) piece += suffix;
+    auto it = vocab.find(piece);
+    return it != vocab.end() ? it->second : -1;
+  }
+
+  // A character (its UTF-8 bytes) that has no vocab entry.
+  void push_unknown(std::string_view bytes, std::vector<Symbol>& syms, bool& last_was_unk) const {
+    auto byte_id = [this](char b) { return byte_ids[static_cast<unsigned char>(b)]; };
+    if (byte_fallback && std::all_of(bytes.begin(), bytes.end(), [&](char b) { return byte_id(b) >= 0; })) {
+      for (char b : bytes) syms.push_back({byte_id(b), 0, 0, true});
+      last_was_unk = false;
+      return;
+    }
+    if (unk_id) {
+      if (!(fuse_unk && last_was_unk)) syms.push_back({*unk_id, 0, 0, true});
+      last_was_unk = true;
+    }
+  }
+};
+
+// Links the symbols into a list in vector order.
+void link(std::vector<Symbol>& syms) {
+  const auto count = static_cast<int32_t>(syms.size());
+  for (int32_t k = 0; k < count; ++k) {
+    syms[static_cast<size_t>(k)].prev = k - 1;
+    syms[static_cast<size_t>(k)].next = k + 1 < count ? k + 1 : -1;
+  }
+}
+
+// A queued merge: the symbol at `pos` and its right neighbour become new_id.
+struct Cand {
+  uint32_t rank;
+  int32_t pos;
+  int32_t new_id;
+  bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+};
+
+// Merges the linked symbols by (rank, position), lowest first, as HF does,
+// until no adjacent pair has a merge. find_merge(left_id, right_id) returns
+// the pair's merge (with rank and new_id) or nullptr. A queued candidate is
+// skipped when its left symbol has died or its pair has changed since.
+template <typename FindMerge>
+void apply_merges(std::vector<Symbol>& syms, const FindMerge& find_merge) {
+  std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> queue;
+  auto push_pair = [&](int32_t pos) {
+    const int32_t nx = syms[static_cast<size_t>(pos)].next;
+    if (nx < 0) return;
+    if (const auto* m = find_merge(syms[static_cast<size_t>(pos)].id, syms[static_cast<size_t>(nx)].id))
+      queue.push({m->rank, pos, m->new_id});
+  };
+  for (int32_t k = 0; k + 1 < static_cast<int32_t>(syms.size()); ++k) push_pair(k);
+
+  while (!queue.empty()) {
+    const Cand top = queue.top();
+    queue.pop();
+    Symbol& left = syms[static_cast<size_t>(top.pos)];
+    if (!left.alive || left.next < 0) continue;
+    Symbol& right = syms[static_cast<size_t>(left.next)];
+    const auto* m = find_merge(left.id, right.id);
+    if (!m || m->new_id != top.new_id) continue;
+    left.id = top.new_id;
+    right.alive = false;
+    left.next = right.next;
+    if (right.next >= 0) syms[static_cast<size_t>(right.next)].prev = top.pos;
+    if (left.prev >= 0) push_pair(left.prev);
+    push_pair(top.pos);
+  }
+}
+
+}  // namespace
 
 BpeModel::BpeModel(BpeConfig config)
     : fuse_unk_(config.fuse_unk),
@@ -103,93 +234,14 @@ void BpeModel::tokenize(std::string_view word, std::vector<int32_t>& out) const 
 }
 
 void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& out) const {
-  struct Symbol {
-    int32_t id;
-    int32_t prev;
-    int32_t next;
-    bool alive;
-  };
-  std::vector<Symbol> syms;
-  syms.reserve(word.size());
-  bool last_was_unk = false;
-  std::string piece;
-  size_t i = 0;
-  while (i < word.size()) {
-    const size_t n = std::min(utf8_len(static_cast<unsigned char>(word[i])), word.size() - i);
-    const bool first = i == 0;
-    const bool last = i + n >= word.size();
-    int32_t char_id = -1;
-    if (prefix_.empty() && suffix_.empty()) {
-      size_t k = i;
-      auto it = char_ids_.find(utf8_next(word, k));
-      if (it != char_ids_.end() && k == i + n) char_id = it->second;
-    } else {
-      piece.clear();
-      if (!first) piece += prefix_;
-      piece.append(word.data() + i, n);
-      if (last) piece += suffix_;
-      auto it = vocab_.find(piece);
-      if (it != vocab_.end()) char_id = it->second;
-    }
-    if (char_id >= 0) {
-      syms.push_back({char_id, 0, 0, true});
-      last_was_unk = false;
-    } else {
-      bool done = false;
-      if (byte_fallback_) {
-        bool all = true;
-        for (size_t k = 0; k < n; ++k)
-          if (byte_ids_[static_cast<unsigned char>(word[i + k])] < 0) all = false;
-        if (all) {
-          for (size_t k = 0; k < n; ++k) syms.push_back({byte_ids_[static_cast<unsigned char>(word[i + k])], 0, 0, true});
-          done = true;
-          last_was_unk = false;
-        }
-      }
-      if (!done && unk_id_) {
-        if (!(fuse_unk_ && last_was_unk)) syms.push_back({*unk_id_, 0, 0, true});
-        last_was_unk = true;
-      }
-    }
-    i += n;
-  }
+  const CharSplitter splitter{vocab_, char_ids_, byte_ids_, prefix_, suffix_, unk_id_, byte_fallback_, fuse_unk_};
+  std::vector<Symbol> syms = splitter.split(word);
+  link(syms);
+  apply_merges(syms, [this](int32_t a, int32_t b) -> const Merge* {
+    auto it = merges_.find(pair_key(a, b));
+    return it == merges_.end() ? nullptr : &it->second;
+  });
   const auto count = static_cast<int32_t>(syms.size());
-  for (int32_t k = 0; k < count; ++k) {
-    syms[static_cast<size_t>(k)].prev = k - 1;
-    syms[static_cast<size_t>(k)].next = k + 1 < count ? k + 1 : -1;
-  }
-
-  // Candidate merges ordered by (rank, position), lowest first, as in HF.
-  struct Cand {
-    uint32_t rank;
-    int32_t pos;
-    int32_t new_id;
-    bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
-  };
-  std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> queue;
-  auto push_pair = [&](int32_t pos) {
-    const int32_t nx = syms[static_cast<size_t>(pos)].next;
-    if (nx < 0) return;
-    auto it = merges_.find(pair_key(syms[static_cast<size_t>(pos)].id, syms[static_cast<size_t>(nx)].id));
-    if (it != merges_.end()) queue.push({it->second.rank, pos, it->second.new_id});
-  };
-  for (int32_t k = 0; k + 1 < count; ++k) push_pair(k);
-
-  while (!queue.empty()) {
-    const Cand top = queue.top();
-    queue.pop();
-    Symbol& left = syms[static_cast<size_t>(top.pos)];
-    if (!left.alive || left.next < 0) continue;
-    Symbol& right = syms[static_cast<size_t>(left.next)];
-    auto it = merges_.find(pair_key(left.id, right.id));
-    if (it == merges_.end() || it->second.new_id != top.new_id) continue;
-    left.id = top.new_id;
-    right.alive = false;
-    left.next = right.next;
-    if (right.next >= 0) syms[static_cast<size_t>(right.next)].prev = top.pos;
-    if (left.prev >= 0) push_pair(left.prev);
-    push_pair(top.pos);
-  }
   for (int32_t k = 0; k >= 0 && k < count; k = syms[static_cast<size_t>(k)].next) out.push_back(syms[static_cast<size_t>(k)].id);
 }
 
