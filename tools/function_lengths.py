@@ -158,7 +158,7 @@ def strip_preprocessor(text):
 # ---------------------------------------------------------------------------
 # Scanning.
 
-NS_RE = re.compile(r"\s*(inline\s+)?namespace\b\s*([\w:]*)|\s*extern\b")
+NS_RE = re.compile(r"\s*(inline\s+)?namespace\b|\s*extern\s*\"[^\"]*\"\s*$")  # extern "C" {
 CLASS_RE = re.compile(r"\s*(?:typedef\s+)?(class|struct|union)\b")
 ENUM_RE = re.compile(r"\s*enum\b")
 ACCESS_RE = re.compile(r"\s*(public|private|protected)\s*:(?!:)")
@@ -265,9 +265,8 @@ def classify(prefix):
         s = " " * m.end() + s[m.end():]
     if ENUM_RE.match(s):
         return "other", "", 0
-    m = NS_RE.match(s)
-    if m:
-        return "ns", (m.group(2) or "") if m.lastindex else "", 0
+    if NS_RE.match(s):
+        return "ns", "", 0
     eq = top_level_assignment(s)
     if eq >= 0:
         rhs = s[eq + 1:].lstrip()
@@ -280,7 +279,7 @@ def classify(prefix):
         m = NAME_BEFORE_PAREN.search(before)
         if not m:
             continue
-        name = re.sub(r"\s+", "", m.group(1))
+        name = re.sub(r"\s*(::|~|<|>|\(|\))\s*", r"\1", re.sub(r"\s+", " ", m.group(1).strip()))
         last = re.split(r"::", name)[-1]
         if last in NOT_A_NAME or name == "operator":
             continue

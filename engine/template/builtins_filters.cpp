@@ -1,8 +1,8 @@
-// Jinja2's built-in filters (the subset chat templates use) and the
-// filter/test registries.
+// Jinja2's built-in filters (the subset chat templates use): the sequence
+// filters, the filter registry binding names to implementations, and the
+// tests with their registry.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "engine/template/builtins.hpp"
