@@ -191,12 +191,10 @@ std::unique_ptr<ReproAuditor> make_auditor(const Config& config, Backend& backen
 
 // On the first SIGINT/SIGTERM: stop accepting, then stop the pool once the
 // connections have drained or drain_timeout has passed.
-void install_signals(net::signal_set& signals, const Config& config, IoPool& pool, Server& server,
-                     std::chrono::milliseconds drain_timeout) {
-  signals.async_wait([&pool, &server, drain_ms = config.drain_timeout_ms, drain_timeout](beast::error_code ec,
-                                                                                         int sig) {
+void install_signals(net::signal_set& signals, IoPool& pool, Server& server, std::chrono::milliseconds drain_timeout) {
+  signals.async_wait([&pool, &server, drain_timeout](beast::error_code ec, int sig) {
     if (ec) return;
-    spdlog::info("signal {}: draining (up to {} ms)", sig, drain_ms);
+    spdlog::info("signal {}: draining (up to {} ms)", sig, drain_timeout.count());
     server.begin_drain();
     wait_for_drain(pool, server, std::chrono::steady_clock::now() + drain_timeout);
   });
@@ -230,7 +228,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
                config.upstream.empty() ? "embedded engine" : "upstream " + config.upstream);
 
   net::signal_set signals(pool.main(), SIGINT, SIGTERM);
-  install_signals(signals, config, pool, server, so.drain_timeout);
+  install_signals(signals, pool, server, so.drain_timeout);
 
   pool.run();
   spdlog::info("reprox stopped");

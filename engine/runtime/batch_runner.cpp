@@ -307,7 +307,7 @@ void BatchRunner::finish(Sequence& s, const std::string& finish_reason) {
   }
 }
 
-void BatchRunner::fail(Request& r, EngineError error) {
+void BatchRunner::fail(Request& r, const EngineError& error) {
   r.out.fail(error);
   r.done = true;
 }

@@ -93,7 +93,7 @@ class BatchRunner {
   // Emits a drawn token: the next event, or the end of the choice.
   void emit(Sequence& s, const Draw& d);
   void finish(Sequence& s, const std::string& finish_reason);
-  void fail(Request& r, EngineError error);
+  void fail(Request& r, const EngineError& error);
   Sequence* find(sched::RequestId id);
   void remove_done();
 

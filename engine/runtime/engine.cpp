@@ -119,14 +119,25 @@ BatchStats Engine::batch_stats() const {
 
 int64_t Engine::max_positions() const { return model_->config().max_positions; }
 
-SubmitResult Engine::submit(EngineJob job) {
+std::optional<EngineError> Engine::submit(EngineJob job) {
+  const int64_t room = max_positions() - static_cast<int64_t>(job.prompt.size());
+  if (room < 1)
+    return EngineError{EngineErrc::kContextExceeded, "This model's maximum context length is " +
+                                                         std::to_string(max_positions()) + " tokens; the messages use " +
+                                                         std::to_string(job.prompt.size())};
+  job.max_tokens = std::min(job.max_tokens, room);
   sched::SequenceState peak;
   peak.prompt_len = static_cast<int64_t>(job.prompt.size());
   peak.max_tokens = job.max_tokens;
   peak.extra_choices = std::max(1, job.sampling.n) - 1;
-  if (sched::peak_blocks(peak, options_.kv_block_size) > working_blocks_) return SubmitResult::kTooLarge;
+  if (sched::peak_blocks(peak, options_.kv_block_size) > working_blocks_)
+    return EngineError{EngineErrc::kTooLarge,
+                       "the prompt plus max_tokens (times n) needs more KV memory than this engine's working_kv "
+                       "allows; lower max_tokens or n"};
   const sched::RequestId id = next_request_id_++;
-  return queue_.push(id, std::move(job)) == sched::PushResult::kOk ? SubmitResult::kOk : SubmitResult::kQueueFull;
+  if (queue_.push(id, std::move(job)) != sched::PushResult::kOk)
+    return EngineError{EngineErrc::kQueueFull, "the engine queue is full; retry shortly"};
+  return std::nullopt;
 }
 
 void Engine::loop() {

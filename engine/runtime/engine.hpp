@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,16 +46,16 @@ struct EngineOptions {
   int64_t working_kv_bytes = 1ll << 30;  // KV of running sequences; beyond it the latest is preempted
 };
 
-enum class SubmitResult { kOk, kQueueFull, kTooLarge };
-
 class Engine {
  public:
   explicit Engine(EngineOptions options);  // loads the model; throws naming the problem
   ~Engine();
 
-  // kQueueFull: answer 429; kTooLarge: the request alone needs more KV
-  // working memory than the engine has (answer 400).
-  SubmitResult submit(EngineJob job);
+  // Clips job.max_tokens to the room the prompt leaves in the context
+  // window, then queues the job. Refusals: kContextExceeded (no room at
+  // all), kTooLarge (the job alone needs more KV working memory than the
+  // engine has), kQueueFull (retry later).
+  std::optional<EngineError> submit(EngineJob job);
 
   const std::string& model_id() const { return model_id_; }
   const std::string& system_fingerprint() const { return fingerprint_; }

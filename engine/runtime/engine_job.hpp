@@ -45,7 +45,7 @@ struct EngineJob {
   std::vector<int32_t> prompt;    // token ids, the chat template already applied
   SamplingParams sampling;        // seed and n included
   std::vector<std::string> stop;  // stop strings, held back until they cannot match
-  int64_t max_tokens = 0;         // completion limit, already clipped to the context window
+  int64_t max_tokens = 0;         // completion limit; Engine::submit clips it to the context window
   std::string tenant;             // salts KV reuse: tenants never share KV
   std::shared_ptr<EngineSink> sink;
   // Set by the owner to cancel; the engine thread drops the job at its next step.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <utility>
 
 #include "common/json.hpp"
 
@@ -73,11 +74,7 @@ class ExtraMerger {
         fields_.emplace_back(k, v);
     }
   }
-  bool has(std::string_view k) const {
-    for (const auto& [name, v] : fields_)
-      if (name == k) return true;
-    return false;
-  }
+  bool has(std::string_view k) const { return find(k) != nullptr; }
   void write(std::string& out) const {
     for (const auto& [k, v] : fields_) {
       out.push_back(',');
@@ -98,11 +95,12 @@ class ExtraMerger {
   }
 
  private:
-  json::Value* find(const std::string& k) {
-    for (auto& [name, v] : fields_)
+  const json::Value* find(std::string_view k) const {
+    for (const auto& [name, v] : fields_)
       if (name == k) return &v;
     return nullptr;
   }
+  json::Value* find(std::string_view k) { return const_cast<json::Value*>(std::as_const(*this).find(k)); }
   void merge_tool_call(const json::Value& call) {
     const json::Value* idx = call.find("index");
     int64_t index = idx && idx->is_integer() ? idx->as_int() : static_cast<int64_t>(calls_.size());

@@ -41,7 +41,7 @@ engine::SamplingParams sampling_params(const BackendRequest& r) {
   p.frequency_penalty = r.chat.frequency_penalty;
   for (const auto& [id, bias] : r.chat.logit_bias) p.logit_bias.emplace_back(static_cast<int32_t>(id), bias);
   p.seed = r.seed;
-  p.n = static_cast<int>(std::max<int64_t>(1, r.chat.n));
+  p.n = static_cast<int>(r.chat.n);
   p.logprobs = r.chat.logprobs;
   p.top_logprobs = static_cast<int>(r.chat.top_logprobs);
   return p;
@@ -103,30 +103,16 @@ std::unique_ptr<GenerationHandle> LocalBackend::generate(std::shared_ptr<const B
   }
   engine::EngineJob job;
   job.prompt = engine_->prompts().encode(prompt);
-  const int64_t room = engine_->max_positions() - static_cast<int64_t>(job.prompt.size());
-  if (room < 1) {
-    *error = to_api_error({engine::EngineErrc::kContextExceeded,
-                           "This model's maximum context length is " + std::to_string(engine_->max_positions()) +
-                               " tokens; the messages use " + std::to_string(job.prompt.size())});
-    return nullptr;
-  }
-  job.max_tokens = std::min(request->max_tokens, room);
+  job.max_tokens = request->max_tokens;  // the engine clips it to the context window
   job.sampling = sampling_params(*request);
   job.stop = chat.stop;
   job.tenant = request->tenant;
   job.sink = std::make_shared<SinkAdapter>(std::move(sink));
   job.cancelled = std::make_shared<std::atomic<bool>>(false);
   auto handle = std::make_unique<CancelOnDrop>(job.cancelled);
-  switch (engine_->submit(std::move(job))) {
-    case engine::SubmitResult::kOk: break;
-    case engine::SubmitResult::kQueueFull:
-      *error = to_api_error({engine::EngineErrc::kQueueFull, "the engine queue is full; retry shortly"});
-      return nullptr;
-    case engine::SubmitResult::kTooLarge:
-      *error = to_api_error({engine::EngineErrc::kTooLarge,
-                             "the prompt plus max_tokens (times n) needs more KV memory than this engine's "
-                             "working_kv allows; lower max_tokens or n"});
-      return nullptr;
+  if (auto refused = engine_->submit(std::move(job))) {
+    *error = to_api_error(*refused);
+    return nullptr;
   }
   return handle;
 }
