@@ -1,103 +1,253 @@
+// Loading the configuration: the TOML file (keys and [[cache.rule]] tables),
+// REPROX_* environment overrides, single keys set from flags, and the
+// printed form for `reprox config check`. The key table and the value
+// readers are in config_keys.cpp.
 #include "conf/config.hpp"
 
 #include <toml++/toml.h>
 
-#include <functional>
-#include <map>
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sstream>
 #include <stdexcept>
+
+#include "conf/config_keys.hpp"
+
+extern char** environ;
 
 namespace reprox {
 
 namespace {
 
-// `min` applies to integers: below it is an error.
-template <typename T>
-std::function<void(const toml::node&)> setter(T& field, const std::string& name, int64_t min = 0) {
-  return [&field, name, min](const toml::node& node) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      auto v = node.value<std::string>();
-      if (!v) throw std::runtime_error("config: " + name + " must be a string");
-      field = *v;
-    } else if constexpr (std::is_same_v<T, bool>) {
-      auto v = node.value<bool>();
-      if (!v) throw std::runtime_error("config: " + name + " must be true or false");
-      field = *v;
-    } else {
-      auto v = node.value<int64_t>();
-      if (!v || *v < min)
-        throw std::runtime_error("config: " + name + (min == 0 ? " must be a non-negative integer"
-                                                                : " must be an integer >= " + std::to_string(min)));
-      field = static_cast<T>(*v);
-    }
+using config_keys::KeyType;
+using config_keys::Kind;
+using config_keys::Value;
+
+// The problems found in one source, reported together in line order.
+class Problems {
+ public:
+  void add(int64_t line, std::string message) { list_.push_back({line, std::move(message)}); }
+  // Throws one ConfigError, a line per problem, each prefixed by where(line).
+  template <typename Where>
+  void throw_if_any(const Where& where) {
+    if (list_.empty()) return;
+    std::stable_sort(list_.begin(), list_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string text;
+    for (const auto& [line, message] : list_) text += (text.empty() ? "" : "\n") + where(line) + ": " + message;
+    throw ConfigError(text);
+  }
+
+ private:
+  std::vector<std::pair<int64_t, std::string>> list_;
+};
+
+// One key of a [[cache.rule]] table and how it sets the rule.
+struct RuleKey {
+  const char* name;
+  KeyType type;
+  void (*set)(CacheRuleConfig&, const Value&);
+};
+
+const std::vector<RuleKey>& rule_keys() {
+  using R = CacheRuleConfig;
+  static const std::vector<RuleKey> keys = {
+      {"model", {Kind::text}, [](R& r, const Value& v) { r.model = std::get<std::string>(v); }},
+      {"namespace", {Kind::text}, [](R& r, const Value& v) { r.ns = std::get<std::string>(v); }},
+      {"tenant", {Kind::text}, [](R& r, const Value& v) { r.tenant = std::get<std::string>(v); }},
+      {"route", {Kind::text}, [](R& r, const Value& v) { r.route = std::get<std::string>(v); }},
+      {"ttl", {Kind::seconds}, [](R& r, const Value& v) { r.ttl_s = int64_t(std::get<uint64_t>(v)); }},
+      {"max_ttl", {Kind::seconds, 1}, [](R& r, const Value& v) { r.max_ttl_s = int64_t(std::get<uint64_t>(v)); }},
+      {"cache", {Kind::boolean}, [](R& r, const Value& v) { r.cache = std::get<bool>(v); }},
+      {"tools", {Kind::boolean}, [](R& r, const Value& v) { r.tools = std::get<bool>(v); }},
   };
+  return keys;
+}
+
+// The line of a key in the file: the key's own, else its value's.
+int64_t line_of(const toml::key& key, const toml::node& value) {
+  return key.source().begin.line ? key.source().begin.line : value.source().begin.line;
+}
+
+// Reads one TOML file into a Config, collecting every problem.
+class FileLoader {
+ public:
+  FileLoader(const std::string& path, Config& config) : path_(path), config_(config) {}
+
+  void load(const toml::table& root) {
+    for (const auto& [name, node] : root) load_top_level(std::string(name.str()), line_of(name, node), node);
+    problems_.throw_if_any([this](int64_t line) { return where(line); });
+  }
+
+ private:
+  std::string where(int64_t line) const { return path_ + ":" + std::to_string(line); }
+
+  void load_top_level(const std::string& name, int64_t line, const toml::node& node) {
+    if (const auto* section = node.as_table()) {
+      for (const auto& [key, value] : *section) load_key(name, key, value);
+    } else if (is_section(name)) {
+      problems_.add(line, "[" + name + "] must be a table");
+    } else {
+      problems_.add(line, "unknown key " + name);
+    }
+  }
+
+  static bool is_section(const std::string& name) {
+    for (const auto& key : config_keys::all_keys())
+      if (std::string(key.name).rfind(name + ".", 0) == 0) return true;
+    return false;
+  }
+
+  void load_key(const std::string& section, const toml::key& key, const toml::node& value) {
+    const std::string full = section + "." + std::string(key.str());
+    const int64_t line = line_of(key, value);
+    if (full == "cache.rule") return load_rules(value, line);
+    const auto* spec = config_keys::find_key(full);
+    if (!spec) return problems_.add(line, "unknown key " + full);
+    try {
+      config_keys::store(*spec, config_keys::value_from_node(full, spec->type, value), config_);
+      config_.sources[full] = where(line);
+    } catch (const std::invalid_argument& e) {
+      problems_.add(line, e.what());
+    }
+  }
+
+  void load_rules(const toml::node& node, int64_t line) {
+    const auto* rules = node.as_array();
+    if (rules && rules->empty()) return;
+    if (!rules || !rules->is_array_of_tables())
+      return problems_.add(line, "cache.rule must be an array of tables: [[cache.rule]]");
+    for (const auto& rule : *rules) load_rule(*rule.as_table());
+  }
+
+  void load_rule(const toml::table& table) {
+    const int64_t line = table.source().begin.line;
+    CacheRuleConfig rule;
+    rule.source = where(line);
+    bool ok = true;
+    for (const auto& [key, value] : table)
+      ok = set_rule_key(rule, std::string(key.str()), line_of(key, value), value) && ok;
+    const int64_t max_ttl = rule.max_ttl_s.value_or(kDefaultRuleMaxTtlS);
+    if (ok && rule.ttl_s && *rule.ttl_s > max_ttl) {
+      problems_.add(line, "cache.rule: ttl " + std::to_string(*rule.ttl_s) + " s exceeds max_ttl " +
+                              std::to_string(max_ttl) + " s" + (rule.max_ttl_s ? "" : " (the default, 7 days)"));
+      ok = false;
+    }
+    if (ok) config_.rules.push_back(std::move(rule));
+  }
+
+  bool set_rule_key(CacheRuleConfig& rule, const std::string& name, int64_t line, const toml::node& value) {
+    for (const RuleKey& key : rule_keys()) {
+      if (name != key.name) continue;
+      try {
+        key.set(rule, config_keys::value_from_node("cache.rule." + name, key.type, value));
+        return true;
+      } catch (const std::invalid_argument& e) {
+        problems_.add(line, e.what());
+        return false;
+      }
+    }
+    problems_.add(line, "unknown key cache.rule." + name +
+                            " (rule keys: model, namespace, tenant, route, ttl, max_ttl, cache, tools)");
+    return false;
+  }
+
+  const std::string path_;
+  Config& config_;
+  Problems problems_;
+};
+
+toml::table parse_toml(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw ConfigError(path + ": no such file");
+  try {
+    return toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto line = e.source().begin.line;
+    throw ConfigError(path + (line ? ":" + std::to_string(line) : "") + ": " + std::string(e.description()));
+  }
+}
+
+// Parses `text` for `key` and stores it with its provenance; throws
+// std::invalid_argument.
+void set_from_text(Config& config, const config_keys::KeySpec& key, const std::string& text,
+                   const std::string& source) {
+  config_keys::store(key, config_keys::value_from_text(key.name, key.type, text), config);
+  config.sources[key.name] = source;
 }
 
 }  // namespace
 
-void load_config_file(const std::string& path, Config& c) {
-  toml::table table;
-  try {
-    table = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw std::runtime_error("config " + path + ": " + std::string(e.description()));
+void load_config_file(const std::string& path, Config& config) {
+  toml::table root = parse_toml(path);
+  FileLoader(path, config).load(root);
+}
+
+EnvVars reprox_environment() {
+  EnvVars env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string item = *entry;
+    auto eq = item.find('=');
+    if (eq != std::string::npos && item.rfind("REPROX_", 0) == 0) env[item.substr(0, eq)] = item.substr(eq + 1);
   }
-  std::map<std::string, std::function<void(const toml::node&)>> keys = {
-      {"server.listen", setter(c.listen, "server.listen")},
-      {"server.threads", setter(c.threads, "server.threads")},
-      {"server.header_limit", setter(c.header_limit, "server.header_limit")},
-      {"server.body_limit", setter(c.body_limit, "server.body_limit")},
-      {"server.read_timeout_ms", setter(c.read_timeout_ms, "server.read_timeout_ms")},
-      {"server.write_timeout_ms", setter(c.write_timeout_ms, "server.write_timeout_ms")},
-      {"server.max_connections", setter(c.max_connections, "server.max_connections")},
-      {"server.drain_timeout_ms", setter(c.drain_timeout_ms, "server.drain_timeout_ms")},
-      {"proxy.default_seed", setter(c.default_seed, "proxy.default_seed")},
-      {"proxy.admin_token", setter(c.admin_token, "proxy.admin_token")},
-      {"proxy.shared_cache", setter(c.shared_cache, "proxy.shared_cache")},
-      {"cache.bytes", setter(c.cache_bytes, "cache.bytes")},
-      {"cache.ttl", setter(c.cache_ttl, "cache.ttl")},
-      {"cache.redis", setter(c.redis, "cache.redis")},
-      {"redis.connect_timeout_ms", setter(c.redis_connect_timeout_ms, "redis.connect_timeout_ms", 1)},
-      {"redis.command_timeout_ms", setter(c.redis_command_timeout_ms, "redis.command_timeout_ms", 1)},
-      {"redis.connections", setter(c.redis_connections, "redis.connections", 1)},
-      {"redis.io_lookups", setter(c.redis_io_lookups, "redis.io_lookups")},
-      {"redis.queue_capacity", setter(c.redis_queue_capacity, "redis.queue_capacity", 1)},
-      {"redis.breaker_failures", setter(c.redis_breaker_failures, "redis.breaker_failures", 1)},
-      {"redis.breaker_cooldown_ms", setter(c.redis_breaker_cooldown_ms, "redis.breaker_cooldown_ms", 1)},
-      {"redis.epoch_poll_ms", setter(c.redis_epoch_poll_ms, "redis.epoch_poll_ms", 1)},
-      {"redis.lock_wait_ms", setter(c.redis_lock_wait_ms, "redis.lock_wait_ms")},
-      {"redis.stats_interval_ms", setter(c.redis_stats_interval_ms, "redis.stats_interval_ms")},
-      {"audit.every", setter(c.audit_every, "audit.every")},
-      {"audit.max_in_flight", setter(c.audit_max_in_flight, "audit.max_in_flight", 1)},
-      {"engine.model", setter(c.model, "engine.model")},
-      {"engine.threads", setter(c.engine_threads, "engine.threads")},
-      {"engine.device", setter(c.device, "engine.device")},
-      {"engine.numeric_mode", setter(c.numeric_mode, "engine.numeric_mode")},
-      {"engine.kv_budget", setter(c.kv_budget, "engine.kv_budget")},
-      {"engine.kv_block_size", setter(c.kv_block_size, "engine.kv_block_size")},
-      {"engine.kv_conversations_per_user", setter(c.kv_conversations_per_user, "engine.kv_conversations_per_user")},
-      {"engine.max_batch_size", setter(c.max_batch_size, "engine.max_batch_size")},
-      {"engine.max_step_tokens", setter(c.max_step_tokens, "engine.max_step_tokens")},
-      {"engine.prefill_chunk", setter(c.prefill_chunk, "engine.prefill_chunk")},
-      {"engine.working_kv", setter(c.working_kv, "engine.working_kv")},
-      {"engine.queue", setter(c.engine_queue, "engine.queue")},
-      {"engine.default_max_tokens", setter(c.default_max_tokens, "engine.default_max_tokens")},
-      {"upstream.url", setter(c.upstream, "upstream.url")},
-      {"upstream.api_key", setter(c.upstream_api_key, "upstream.api_key")},
-      {"upstream.connect_timeout_ms", setter(c.upstream_connect_timeout_ms, "upstream.connect_timeout_ms")},
-      {"upstream.first_byte_timeout_ms", setter(c.upstream_first_byte_timeout_ms, "upstream.first_byte_timeout_ms")},
-      {"upstream.idle_timeout_ms", setter(c.upstream_idle_timeout_ms, "upstream.idle_timeout_ms")},
-      {"upstream.default_max_tokens", setter(c.upstream_default_max_tokens, "upstream.default_max_tokens")},
-  };
-  for (const auto& [section, node] : table) {
-    const auto* sub = node.as_table();
-    if (!sub) throw std::runtime_error("config " + path + ": [" + std::string(section.str()) + "] must be a table");
-    for (const auto& [name, value] : *sub) {
-      std::string full = std::string(section.str()) + "." + std::string(name.str());
-      auto it = keys.find(full);
-      if (it == keys.end()) throw std::runtime_error("config " + path + ": unknown key " + full);
-      it->second(value);
+  return env;
+}
+
+std::string env_variable_for(const std::string& key) {
+  std::string name = "REPROX_" + key;
+  for (char& c : name) c = c == '.' ? '_' : char(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
+std::vector<std::string> apply_env_overrides(const EnvVars& env, Config& config) {
+  std::map<std::string, const config_keys::KeySpec*> by_variable;
+  for (const auto& key : config_keys::all_keys()) by_variable[env_variable_for(key.name)] = &key;
+  std::vector<std::string> ignored;
+  std::vector<std::string> errors;
+  for (const auto& [name, text] : env) {
+    if (name.rfind("REPROX_", 0) != 0) continue;
+    auto it = by_variable.find(name);
+    if (it == by_variable.end()) {
+      ignored.push_back(name);
+      continue;
+    }
+    try {
+      set_from_text(config, *it->second, text, "env " + name);
+    } catch (const std::invalid_argument& e) {
+      errors.push_back("env " + name + ": " + e.what());
     }
   }
+  if (!errors.empty()) {
+    std::string text;
+    for (const auto& e : errors) text += (text.empty() ? "" : "\n") + e;
+    throw ConfigError(text);
+  }
+  return ignored;
+}
+
+void set_config_key(Config& config, const std::string& key, const std::string& text, const std::string& source) {
+  const auto* spec = config_keys::find_key(key);
+  if (!spec) throw ConfigError(source + ": unknown key " + key);
+  try {
+    set_from_text(config, *spec, text, source);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(source + ": " + e.what());
+  }
+}
+
+std::string describe_config(const Config& config) {
+  constexpr size_t kCommentColumn = 44;
+  std::ostringstream out;
+  auto line = [&](const std::string& setting, const std::string& source) {
+    out << setting << std::string(std::max<size_t>(4, kCommentColumn - std::min(setting.size(), kCommentColumn)), ' ')
+        << "# " << source << '\n';
+  };
+  for (const auto& key : config_keys::all_keys()) {
+    auto it = config.sources.find(key.name);
+    line(std::string(key.name) + " = " + config_keys::format_value(key, config),
+         it == config.sources.end() ? "default" : it->second);
+  }
+  for (const auto& rule : config.rules) line("cache.rule = " + config_keys::format_rule(rule), rule.source);
+  return out.str();
 }
 
 void split_listen(const std::string& listen, std::string& host, unsigned short& port) {

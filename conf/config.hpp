@@ -1,11 +1,35 @@
-// reprox's settings: defaults, then the TOML file, then command-line flags.
-// Loaded once at start-up; exceptions (std::runtime_error) name the bad key.
+// reprox's settings: defaults, then the TOML file, then REPROX_* environment
+// variables, then command-line flags. Loaded once at start-up; every error
+// (ConfigError) names where the bad value came from and the key. Sizes and
+// durations may carry units (conf/units.hpp).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace reprox {
+
+// One [[cache.rule]]: the first rule whose four globs all match a request
+// decides its TTL and whether it is cached. Globs are fnmatch patterns;
+// "*" matches anything (an absent namespace or tenant is "").
+// A rule's max_ttl when it sets none: 7 days.
+constexpr int64_t kDefaultRuleMaxTtlS = 7 * 24 * 3600;
+
+struct CacheRuleConfig {
+  std::string model = "*";   // the resolved model id
+  std::string ns = "*";      // the request's cache namespace
+  std::string tenant = "*";  // hex SHA-256 of the bearer token ("" with shared_cache)
+  std::string route = "*";   // the request path, e.g. /v1/chat/completions
+  std::optional<int64_t> ttl_s;      // unset: [cache] ttl
+  std::optional<int64_t> max_ttl_s;  // unset: 7 days; requests and hot-key steps never go past it
+  bool cache = true;                 // false: matching requests bypass the cache
+  bool tools = true;                 // false: requests that carry tools are not stored
+  std::string source;                // "FILE:LINE" of the rule, for explain and config check
+};
 
 struct Config {
   // [server]
@@ -25,6 +49,10 @@ struct Config {
   uint64_t cache_bytes = 256ull << 20;
   int64_t cache_ttl = 3600;
   std::string redis;  // redis://... or unix://...; empty: memory only
+  int64_t hot_hits = 20;        // hits within hot_window that extend an entry's TTL; 0: off
+  int64_t hot_window = 3600;    // seconds
+  bool store_truncated = true;  // store finish_reason "length" answers
+  std::vector<CacheRuleConfig> rules;  // [[cache.rule]], in file order
   // [redis]: the Redis tier's tuning (used only when cache.redis is set; the
   // URL's connect_timeout_ms / command_timeout_ms parameters override these)
   int64_t redis_connect_timeout_ms = 100;
@@ -40,9 +68,17 @@ struct Config {
   // [audit]: reproducibility audits of cache hits
   int64_t audit_every = 0;          // re-generate one hit in this many and compare; 0: off
   int64_t audit_max_in_flight = 1;  // audits generating at once (others are skipped)
+  bool fallback = true;              // greedy fallback when audits mismatch too often
+  int64_t fallback_window = 200;     // the last N audits per model
+  double fallback_threshold = 0.05;  // mismatch rate over a full window that engages it
+  // [log]
+  std::string audit_log;             // JSON lines, one per chat request; empty: off
+  bool audit_prompts = false;        // include the messages in the audit log
+  bool access_log = false;           // one line per request on stderr
+  int64_t audit_queue = 8192;        // lines waiting for the writer; beyond, dropped and counted
   // [engine]
   std::string model;  // empty: the embedded tiny model
-  int engine_threads = 1;
+  int engine_threads = 0;  // 0: every core
   std::string device = "cpu";
   std::string numeric_mode = "strict";  // strict: row/batch-invariant kernels; fast: libtorch
   uint64_t kv_budget = 512ull << 20;
@@ -61,11 +97,48 @@ struct Config {
   int64_t upstream_first_byte_timeout_ms = 60000;
   int64_t upstream_idle_timeout_ms = 60000;
   int64_t upstream_default_max_tokens = 4096;
+
+  // Provenance, by "section.key": where the effective value came from,
+  // "FILE:LINE", "env REPROX_SECTION_KEY" or "flag --name". A key not
+  // listed has its default.
+  std::map<std::string, std::string> sources;
 };
 
-// Applies the TOML file at `path` over `config`. Unknown keys are an error,
-// so a typo never silently falls back to a default.
+// A bad file, key or value. what() holds one line per problem, each starting
+// with where it is: "FILE:LINE: ", "env REPROX_CACHE_TTL: " or "flag --cache-ttl: ".
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Environment variables by name.
+using EnvVars = std::map<std::string, std::string>;
+
+// Applies the TOML file at `path` over `config` and records each key's
+// "FILE:LINE". Unknown keys are an error, so a typo never silently falls
+// back to a default. Reports every problem in the file at once.
 void load_config_file(const std::string& path, Config& config);
+
+// The process's environment variables whose names start with REPROX_.
+EnvVars reprox_environment();
+
+// The variable that overrides `key`: "cache.ttl" -> "REPROX_CACHE_TTL".
+std::string env_variable_for(const std::string& key);
+
+// Applies each REPROX_<SECTION>_<KEY> variable in `env` over `config`, parsed
+// as set_config_key() does. Returns the REPROX_* names that name no key
+// (ignored). Variables without the prefix are skipped.
+std::vector<std::string> apply_env_overrides(const EnvVars& env, Config& config);
+
+// Sets `key` ("section.key") from `text` as a flag or a variable gives it:
+// strings as given, booleans true/false/1/0, integers, sizes and durations
+// with units. Records `source` ("flag --cache-ttl") as the key's provenance;
+// errors start with it.
+void set_config_key(Config& config, const std::string& key, const std::string& text, const std::string& source);
+
+// The effective configuration, one key per line, `section.key = value    #
+// source`, then one line per [[cache.rule]] with its FILE:LINE. Secrets
+// (proxy.admin_token, upstream.api_key, a password in cache.redis) are masked.
+std::string describe_config(const Config& config);
 
 // Splits "HOST:PORT" ("[v6]:PORT" too); throws on a malformed value.
 void split_listen(const std::string& listen, std::string& host, unsigned short& port);

@@ -2,9 +2,11 @@
 // local backend factory for `serve`; see proxy/subcommands.hpp.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <thread>
 
 #include "proxy/backend/local_backend.hpp"
 #include "engine/tiny/make_tiny_model.hpp"
@@ -60,6 +62,12 @@ class PrintingSink final : public GenerationSink {
   std::string finish_;
   std::promise<int> done_;
 };
+
+// engine.threads, with 0 meaning every core.
+int engine_threads(const Config& config) {
+  if (config.engine_threads > 0) return config.engine_threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 int run_generate(const EngineCli& c) {
   engine::EngineOptions o;
@@ -153,7 +161,7 @@ LocalBackendFactory local_backend_factory() {
     }
     o.device = config.device;
     o.numeric_mode = config.numeric_mode;
-    o.threads = config.engine_threads;
+    o.threads = engine_threads(config);
     o.default_max_tokens = config.default_max_tokens;
     o.kv_budget_bytes = static_cast<int64_t>(config.kv_budget);
     o.kv_block_size = config.kv_block_size;

@@ -1,30 +1,17 @@
-// The TOML loader: the shipped conf/reprox.toml states the defaults, the
-// [redis] section reaches Config, and bad or unknown keys are errors.
+// The TOML loader: the shipped conf/reprox.toml states the defaults, every
+// section reaches Config, sizes and durations take units, [[cache.rule]]
+// tables are read in order, and bad or unknown keys are errors that name
+// FILE:LINE.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <fstream>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 
 #include "conf/config.hpp"
+#include "tests/conf/temp_toml.hpp"
 
 namespace reprox {
 namespace {
-
-struct TempToml {
-  std::string path;
-  explicit TempToml(const std::string& text) {
-    char name[] = "/tmp/reprox-conf-test-XXXXXX";
-    int fd = mkstemp(name);
-    if (fd < 0) throw std::runtime_error("mkstemp");
-    close(fd);
-    path = name;
-    std::ofstream(path) << text;
-  }
-  ~TempToml() { std::remove(path.c_str()); }
-};
 
 std::string load_error(const std::string& text) {
   TempToml file(text);
@@ -65,9 +52,27 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.prefill_chunk, d.prefill_chunk);
   EXPECT_EQ(loaded.working_kv, d.working_kv);
   EXPECT_EQ(loaded.engine_queue, d.engine_queue);
+  EXPECT_EQ(loaded.engine_threads, d.engine_threads);
+  EXPECT_EQ(loaded.hot_hits, d.hot_hits);
+  EXPECT_EQ(loaded.hot_window, d.hot_window);
+  EXPECT_EQ(loaded.store_truncated, d.store_truncated);
+  EXPECT_EQ(loaded.fallback, d.fallback);
+  EXPECT_EQ(loaded.fallback_window, d.fallback_window);
+  EXPECT_EQ(loaded.fallback_threshold, d.fallback_threshold);
+  EXPECT_EQ(loaded.audit_log, d.audit_log);
+  EXPECT_EQ(loaded.audit_prompts, d.audit_prompts);
+  EXPECT_EQ(loaded.access_log, d.access_log);
+  EXPECT_EQ(loaded.audit_queue, d.audit_queue);
+  EXPECT_TRUE(loaded.rules.empty());  // the example rule is commented out
+  // Every key: the printed values match the defaults, and the file sets each.
+  const std::string printed = describe_config(loaded);
+  EXPECT_EQ(printed.find("# default"), std::string::npos) << printed;
+  loaded.sources.clear();
+  EXPECT_EQ(describe_config(loaded), describe_config(d));
   // The documented defaults: connect about 100 ms, command about 50 ms.
   EXPECT_EQ(d.redis_connect_timeout_ms, 100);
   EXPECT_EQ(d.redis_command_timeout_ms, 50);
+  EXPECT_EQ(d.engine_threads, 0);  // every core
 }
 
 TEST(ConfigFile, EngineBatchingKeysReachConfig) {
@@ -149,6 +154,179 @@ TEST(ConfigFile, BadRedisValuesAreRejected) {
   EXPECT_NE(load_error("[redis]\nepoch_poll_ms = \"fast\"\n").find("redis.epoch_poll_ms"), std::string::npos);
   EXPECT_NE(load_error("[redis]\nlock_wait_ms = -1\n").find("redis.lock_wait_ms must be a non-negative integer"),
             std::string::npos);
+}
+
+
+TEST(ConfigFile, SizesAndDurationsTakeUnits) {
+  TempToml file(R"([server]
+header_limit = "16KiB"
+body_limit = "2 MB"
+read_timeout_ms = "30s"
+drain_timeout_ms = "1m30s"
+[cache]
+bytes = "16GiB"
+ttl = "24h"
+hot_window = "15m"
+[engine]
+kv_budget = "1.5GB"
+working_kv = 4096
+[upstream]
+first_byte_timeout_ms = "2m"
+)");
+  Config c;
+  load_config_file(file.path, c);
+  EXPECT_EQ(c.header_limit, 16u * 1024);
+  EXPECT_EQ(c.body_limit, 2'000'000u);
+  EXPECT_EQ(c.read_timeout_ms, 30'000);
+  EXPECT_EQ(c.drain_timeout_ms, 90'000);
+  EXPECT_EQ(c.cache_bytes, 16ull << 30);
+  EXPECT_EQ(c.cache_ttl, 86'400);
+  EXPECT_EQ(c.hot_window, 900);
+  EXPECT_EQ(c.kv_budget, 1'500'000'000u);
+  EXPECT_EQ(c.working_kv, 4096u);
+  EXPECT_EQ(c.upstream_first_byte_timeout_ms, 120'000);
+}
+
+TEST(ConfigFile, NewKeysReachConfig) {
+  TempToml file(R"([cache]
+hot_hits = 5
+hot_window = 60
+store_truncated = false
+[audit]
+fallback = false
+fallback_window = 50
+fallback_threshold = 0.25
+[log]
+audit = "/var/log/reprox/audit.jsonl"
+audit_prompts = true
+access = true
+queue = 100
+)");
+  Config c;
+  load_config_file(file.path, c);
+  EXPECT_EQ(c.hot_hits, 5);
+  EXPECT_EQ(c.hot_window, 60);
+  EXPECT_FALSE(c.store_truncated);
+  EXPECT_FALSE(c.fallback);
+  EXPECT_EQ(c.fallback_window, 50);
+  EXPECT_DOUBLE_EQ(c.fallback_threshold, 0.25);
+  EXPECT_EQ(c.audit_log, "/var/log/reprox/audit.jsonl");
+  EXPECT_TRUE(c.audit_prompts);
+  EXPECT_TRUE(c.access_log);
+  EXPECT_EQ(c.audit_queue, 100);
+}
+
+TEST(ConfigFile, BadNewKeyValuesAreRejected) {
+  struct Case {
+    const char* toml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"[audit]\nfallback_threshold = 1.5\n", ":2: audit.fallback_threshold must be a number between 0 and 1"},
+      {"[audit]\nfallback_threshold = 2\n", ":2: audit.fallback_threshold must be a number between 0 and 1"},
+      {"[audit]\nfallback_threshold = \"0.1\"\n", ":2: audit.fallback_threshold must be a number between 0 and 1"},
+      {"[audit]\nfallback_window = 0\n", ":2: audit.fallback_window must be an integer >= 1"},
+      {"[audit]\nfallback = 1\n", ":2: audit.fallback must be true or false"},
+      {"[log]\nqueue = 0\n", ":2: log.queue must be an integer >= 1"},
+      {"[log]\naudit = 1\n", ":2: log.audit must be a string"},
+      {"[cache]\nhot_hits = -1\n", ":2: cache.hot_hits must be a non-negative integer"},
+      {"[cache]\nhot_window = \"1w\"\n", ":2: cache.hot_window: bad duration '1w' (units: ms, s, m, h, d)"},
+      {"[cache]\nttl = \"1500ms\"\n", ":2: cache.ttl: bad duration '1500ms': not a whole number of seconds"},
+      {"[cache]\nbytes = -1\n", ":2: cache.bytes must be a non-negative integer"},
+      {"[cache]\nbytes = 1.5\n", ":2: cache.bytes must be a size"},
+      {"[redis]\nconnect_timeout_ms = \"0s\"\n", ":2: redis.connect_timeout_ms must be at least 1 ms"},
+      {"[server]\nthreads = 3000000000\n", ":2: server.threads must be at most 2147483647"},
+  };
+  for (const Case& c : cases) {
+    std::string error = load_error(c.toml);
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.toml << " -> " << error;
+  }
+  EXPECT_EQ(load_error("[audit]\nfallback_threshold = 1\n"), "");
+  EXPECT_EQ(load_error("[audit]\nfallback_threshold = 0\n"), "");
+}
+
+TEST(ConfigFile, ErrorsNameFileAndLine) {
+  TempToml file("# comment\n[cache]\nttl = 60\ntll = 5\n\n[server]\nbody_limit = \"16QB\"\n");
+  std::string error;
+  try {
+    Config c;
+    load_config_file(file.path, c);
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  // Every problem, one per line, in line order.
+  EXPECT_EQ(error, file.path + ":4: unknown key cache.tll\n" + file.path +
+                       ":7: server.body_limit: bad size '16QB' (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)");
+  EXPECT_NE(load_error("[cache\nttl = 5\n").find(":1: "), std::string::npos);  // a TOML syntax error
+  EXPECT_NE(load_error("cache = 5\n").find(":1: [cache] must be a table"), std::string::npos);
+  EXPECT_NE(load_error("ttl = 5\n").find(":1: unknown key ttl"), std::string::npos);
+  Config c;
+  EXPECT_THROW(load_config_file("/nonexistent/reprox.toml", c), ConfigError);
+}
+
+TEST(ConfigFile, CacheRulesAreReadInOrder) {
+  TempToml file(R"([cache]
+ttl = 60
+
+[[cache.rule]]
+namespace = "faq"
+ttl = "24h"
+max_ttl = "7d"
+
+[[cache.rule]]
+model = "gpt-*"
+tenant = "ab*"
+route = "/v1/chat/completions"
+cache = false
+tools = false
+)");
+  Config c;
+  load_config_file(file.path, c);
+  ASSERT_EQ(c.rules.size(), 2u);
+  const CacheRuleConfig& faq = c.rules[0];
+  EXPECT_EQ(faq.model, "*");
+  EXPECT_EQ(faq.ns, "faq");
+  EXPECT_EQ(faq.tenant, "*");
+  EXPECT_EQ(faq.route, "*");
+  EXPECT_EQ(faq.ttl_s, 86'400);
+  EXPECT_EQ(faq.max_ttl_s, 604'800);
+  EXPECT_TRUE(faq.cache);
+  EXPECT_TRUE(faq.tools);
+  EXPECT_EQ(faq.source, file.path + ":4");
+  const CacheRuleConfig& gpt = c.rules[1];
+  EXPECT_EQ(gpt.model, "gpt-*");
+  EXPECT_EQ(gpt.ns, "*");
+  EXPECT_EQ(gpt.tenant, "ab*");
+  EXPECT_EQ(gpt.route, "/v1/chat/completions");
+  EXPECT_FALSE(gpt.ttl_s.has_value());
+  EXPECT_FALSE(gpt.max_ttl_s.has_value());
+  EXPECT_FALSE(gpt.cache);
+  EXPECT_FALSE(gpt.tools);
+  EXPECT_EQ(gpt.source, file.path + ":9");
+  EXPECT_EQ(c.cache_ttl, 60);
+}
+
+TEST(ConfigFile, BadCacheRulesAreRejected) {
+  struct Case {
+    const char* toml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"[[cache.rule]]\nmodel = \"x\"\nttll = 5\n",
+       ":3: unknown key cache.rule.ttll (rule keys: model, namespace, tenant, route, ttl, max_ttl, cache, tools)"},
+      {"[[cache.rule]]\nns = \"faq\"\n", ":2: unknown key cache.rule.ns"},
+      {"\n[[cache.rule]]\nttl = \"2h\"\nmax_ttl = \"1h\"\n", ":2: cache.rule: ttl 7200 s exceeds max_ttl 3600 s"},
+      {"[[cache.rule]]\nttl = \"8d\"\n", ":1: cache.rule: ttl 691200 s exceeds max_ttl 604800 s (the default, 7 days)"},
+      {"[[cache.rule]]\nttl = \"5x\"\n", ":2: cache.rule.ttl: bad duration '5x' (units: ms, s, m, h, d)"},
+      {"[[cache.rule]]\nmax_ttl = 0\n", ":2: cache.rule.max_ttl must be at least 1 s"},
+      {"[[cache.rule]]\ncache = \"no\"\n", ":2: cache.rule.cache must be true or false"},
+      {"[[cache.rule]]\nmodel = 5\n", ":2: cache.rule.model must be a string"},
+      {"[cache.rule]\nmodel = \"x\"\n", ":1: cache.rule must be an array of tables: [[cache.rule]]"},
+  };
+  for (const Case& c : cases) {
+    std::string error = load_error(c.toml);
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.toml << " -> " << error;
+  }
 }
 
 }  // namespace
