@@ -24,4 +24,20 @@ Cacheability cacheability(const api::CacheDirectives& d) {
   return c;
 }
 
+Cacheability request_cacheable(const api::ChatRequest& request, const CacheRule& rule) {
+  if (!rule.cache) return Cacheability{false, false, "rule " + rule.name + ": cache = false"};
+  if (!rule.tools && !request.tools.is_null())
+    return Cacheability{false, false, "rule " + rule.name + ": tools = false and the request has tools"};
+  return cacheability(request.cache);
+}
+
+ResponseCacheability response_cacheable(const Generation& g, const ResponsePolicy& policy) {
+  if (!g.complete()) return {false, "incomplete: an error, an aborted or a partial answer"};
+  if (!policy.store_truncated)
+    for (const GenEvent& e : g.events)
+      if (e.finish_reason == "length")
+        return {false, "finish_reason length and store_truncated = false"};
+  return {true, "complete"};
+}
+
 }  // namespace reprox::policy

@@ -55,6 +55,7 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   c.emplace_back("fp", context.fingerprint);
   c.emplace_back("tenant", context.tenant);
   c.emplace_back("ns", context.ns);
+  if (!context.sampling_mode.empty()) c.emplace_back("mode", context.sampling_mode);
 
   json::Array messages;
   messages.reserve(request.messages.size());

@@ -20,6 +20,11 @@ struct KeyContext {
   // The completion limit the backend will use for this request: see
   // effective_max_tokens(). The key writes it as `max_tokens`.
   int64_t effective_max_tokens = 0;
+  // "" for the sampling the request asked for; "greedy-fallback" while the
+  // greedy fallback rewrites the request to temperature 0. Written to the
+  // key as `mode` when not empty, so fallback answers and sampled answers
+  // never share a key.
+  std::string sampling_mode;
 };
 
 struct KeyResult {
@@ -38,7 +43,7 @@ int64_t effective_max_tokens(const api::ChatRequest& request, int64_t backend_de
 // max_tokens, stop (sorted, de-duplicated), presence_penalty,
 // frequency_penalty, logit_bias ({"id": bias}), logprobs, top_logprobs;
 // tools, tool_choice, response_format and the legacy functions /
-// function_call when present. At temperature 0, seed, top_p and top_k are
+// function_call when present; mode when a sampling mode is set. At temperature 0, seed, top_p and top_k are
 // left out. The seed is written as the uint64 the engine uses.
 KeyResult make_key(const api::ChatRequest& request, const KeyContext& context);
 

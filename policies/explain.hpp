@@ -4,12 +4,22 @@
 #include <string>
 
 #include "policies/cache_policy.hpp"
+#include "policies/cache_rules.hpp"
 #include "policies/canonical_key.hpp"
 
 namespace reprox::policy {
 
-// {"key","canonical","seed","seed_injected","cacheable","reason"};
-// cacheable is true when the request may read or write the cache.
-std::string explain_json(const KeyResult& key, const Cacheability& cacheability);
+struct Explanation {
+  const KeyResult& key;
+  const Cacheability& cacheability;
+  const CacheRule* rule = nullptr;  // null: no rule applies (`reprox key`)
+  const TtlDecision* ttl = nullptr;
+  std::string sampling_mode;        // "" or "greedy-fallback"
+};
+
+// {"key","canonical","seed","seed_injected","cacheable","reason"} and, with
+// a rule, "rule", "ttl" and "ttl_reason"; "mode" when a sampling mode is
+// set. cacheable is true when the request may read or write the cache.
+std::string explain_json(const Explanation& e);
 
 }  // namespace reprox::policy

@@ -22,7 +22,9 @@ int run_key_cli(std::istream& in, std::ostream& out, const policy::KeyContext& d
   if (!req.model.empty()) ctx.model_id = req.model;
   if (req.cache.ns) ctx.ns = *req.cache.ns;
   ctx.effective_max_tokens = policy::effective_max_tokens(req, defaults.effective_max_tokens);
-  out << policy::explain_json(policy::make_key(req, ctx), policy::cacheability(req.cache)) << '\n';
+  const policy::KeyResult key = policy::make_key(req, ctx);
+  const policy::Cacheability cacheability = policy::cacheability(req.cache);
+  out << policy::explain_json(policy::Explanation{key, cacheability}) << '\n';
   return 0;
 }
 

@@ -177,16 +177,87 @@ std::unique_ptr<Backend> make_backend(const Config& config, IoPool& pool, const 
   return backend;
 }
 
-// Null unless --audit-every; the auditor borrows backend and metrics.
+// Null unless --audit-every; the auditor borrows backend and metrics, and
+// reports to the fallback when there is one.
 std::unique_ptr<ReproAuditor> make_auditor(const Config& config, Backend& backend, Metrics& metrics,
                                            AppContext& app) {
   if (config.audit_every <= 0) return nullptr;
-  auto auditor = std::make_unique<ReproAuditor>(
-      ReproAuditOptions{uint64_t(config.audit_every), size_t(config.audit_max_in_flight)}, backend, metrics,
-      app.flights);
+  ReproAuditOptions o{uint64_t(config.audit_every), size_t(config.audit_max_in_flight), nullptr};
+  if (GreedyFallback* fallback = app.fallback)
+    o.on_result = [fallback](const std::string& model, bool mismatch) { fallback->record(model, mismatch); };
+  auto auditor = std::make_unique<ReproAuditor>(std::move(o), backend, metrics, app.flights);
   app.auditor = auditor.get();
   spdlog::info("reproducibility audits: one cache hit in {} is generated again and compared", config.audit_every);
   return auditor;
+}
+
+// [[cache.rule]] and [cache] into the app's rule list and default rule.
+void apply_cache_policy(const Config& config, AppOptions& o) {
+  o.default_rule = policy::CacheRule{};
+  o.default_rule.ttl_s = config.cache_ttl;
+  o.default_rule.max_ttl_s = std::max<int64_t>(config.cache_ttl, policy::kDefaultMaxTtlSeconds);
+  for (const CacheRuleConfig& c : config.rules) {
+    policy::CacheRule r;
+    r.model = c.model;
+    r.ns = c.ns;
+    r.tenant = c.tenant;
+    r.route = c.route;
+    r.ttl_s = c.ttl_s.value_or(config.cache_ttl);
+    r.max_ttl_s = c.max_ttl_s.value_or(std::max<int64_t>(r.ttl_s, policy::kDefaultMaxTtlSeconds));
+    r.cache = c.cache;
+    r.tools = c.tools;
+    r.name = c.source.empty() ? "rule " + std::to_string(o.rules.size() + 1) : c.source;
+    o.rules.push_back(std::move(r));
+  }
+  o.response_policy.store_truncated = config.store_truncated;
+}
+
+// The parts the cache policies need: hot-key counting, the greedy fallback
+// (only with audits: it feeds on them) and the logs. Members outlive `app`'s
+// use of them.
+struct PolicyParts {
+  std::unique_ptr<HotKeys> hot_keys;
+  std::unique_ptr<GreedyFallback> fallback;
+  std::unique_ptr<AuditLog> audit_log;
+};
+
+PolicyParts make_policy_parts(const Config& config, Metrics& metrics, AppContext& app) {
+  PolicyParts p;
+  if (config.hot_hits > 0) {
+    p.hot_keys = std::make_unique<HotKeys>(policy::HotKeyPolicy{config.hot_hits, config.hot_window});
+    app.hot_keys = p.hot_keys.get();
+  }
+  if (config.audit_every > 0) {
+    GreedyFallbackOptions fo{config.fallback, size_t(std::max<int64_t>(1, config.fallback_window)),
+                             config.fallback_threshold};
+    p.fallback = std::make_unique<GreedyFallback>(fo, [&metrics](const std::string& model, bool engaged) {
+      metrics.fallback_active(model, engaged);
+      if (engaged) spdlog::warn("greedy fallback engaged for model {}: audits mismatch too often", model);
+      else spdlog::info("greedy fallback cleared for model {}", model);
+    });
+    app.fallback = p.fallback.get();
+  }
+  if (!config.audit_log.empty() || config.access_log) {
+    AuditLogOptions lo;
+    lo.path = config.audit_log;
+    lo.capacity = size_t(std::max<int64_t>(1, config.audit_queue));
+    lo.access_to_stderr = config.access_log;
+    p.audit_log = std::make_unique<AuditLog>(std::move(lo));
+    app.audit_log = p.audit_log.get();
+    if (!config.audit_log.empty()) spdlog::info("audit log: {} (reopened on SIGHUP)", config.audit_log);
+  }
+  app.options.audit_prompts = config.audit_prompts;
+  return p;
+}
+
+// SIGHUP reopens the audit log (logrotate); re-arms itself.
+void install_reopen(net::signal_set& hup, AuditLog* log) {
+  hup.async_wait([&hup, log](beast::error_code ec, int) {
+    if (ec) return;
+    if (log) log->reopen();
+    spdlog::info("SIGHUP: audit log reopened");
+    install_reopen(hup, log);
+  });
 }
 
 // On the first SIGINT/SIGTERM: stop accepting, then stop the pool once the
@@ -213,7 +284,8 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   app.options.default_seed = config.default_seed;
   app.options.shared_cache = config.shared_cache;
   app.options.admin_token = config.admin_token;
-  app.options.cache_ttl = std::chrono::seconds(config.cache_ttl);
+  apply_cache_policy(config, app.options);
+  PolicyParts policy_parts = make_policy_parts(config, metrics, app);
   app.metrics = &metrics;
   app.memory = &memory;
   std::unique_ptr<RedisFlightLock> flight_lock = wire_cache(config, memory, tiers, app);
@@ -229,6 +301,8 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
 
   net::signal_set signals(pool.main(), SIGINT, SIGTERM);
   install_signals(signals, pool, server, so.drain_timeout);
+  net::signal_set hup(pool.main(), SIGHUP);
+  install_reopen(hup, app.audit_log);
 
   pool.run();
   spdlog::info("reprox stopped");

@@ -7,10 +7,16 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "policies/cache_policy.hpp"
+#include "policies/cache_rules.hpp"
+#include "proxy/app/audit_log.hpp"
+#include "proxy/app/greedy_fallback.hpp"
 #include "proxy/app/repro_auditor.hpp"
 #include "proxy/backend/backend.hpp"
 #include "proxy/cache/cache_store.hpp"
+#include "proxy/cache/hot_keys.hpp"
 #include "proxy/cache/memory_store.hpp"
 #include "proxy/cache/redis/redis_flight_lock.hpp"
 #include "proxy/cache/redis/redis_store.hpp"
@@ -24,7 +30,13 @@ struct AppOptions {
   uint64_t default_seed = 42;
   bool shared_cache = false;  // true: one cache across bearer tokens (tenant "")
   std::string admin_token;    // empty: admin endpoints refused
-  std::chrono::seconds cache_ttl{3600};
+  // [[cache.rule]] in file order, and the rule that governs when none
+  // matches (ttl = [cache] ttl). Fixed for the process: PreparedChat points
+  // into them.
+  std::vector<policy::CacheRule> rules;
+  policy::CacheRule default_rule;
+  policy::ResponsePolicy response_policy;  // what finished answers are stored
+  bool audit_prompts = false;              // the audit log includes the messages
 };
 
 // Engine text endpoints (/tokenize, /detokenize, /apply-template): returns
@@ -53,6 +65,9 @@ struct AppContext {
   std::function<void(const PurgeScope&, std::function<void(uint64_t, bool)>)> purge;
   ForwardFn forward;                    // empty without an upstream
   ReproAuditor* auditor = nullptr;      // null: no reproducibility audits
+  GreedyFallback* fallback = nullptr;   // null: never falls back (no audits)
+  HotKeys* hot_keys = nullptr;          // null: hot-key extension off
+  AuditLog* audit_log = nullptr;        // null: no audit or access log
   std::function<bool()> draining;       // healthz 503 while draining
   std::function<std::string()> health_detail;  // "ok" | "degraded"
   std::function<void(Metrics&)> before_scrape;  // backend state into metrics (KV reuse)

@@ -11,6 +11,7 @@
 #include "proxy/api/chat_request_parser.hpp"
 #include "proxy/api/chat_response.hpp"
 #include "proxy/app/http_util.hpp"
+#include "proxy/app/request_log.hpp"
 
 namespace reprox {
 
@@ -20,10 +21,20 @@ using Clock = std::chrono::steady_clock;
 
 
 
-void add_key_headers(http::fields& h, const ChatContext& c, const char* cache) {
+// `ttl_s`: on a hit, what the entry has left; on a stored miss, the TTL it
+// gets; -1 when nothing is stored.
+void add_key_headers(http::fields& h, const ChatContext& c, const char* cache, int64_t ttl_s) {
   h.set("x-reprox-cache", cache);
   h.set("x-reprox-key", c.key.key);
   h.set("x-reprox-seed", std::to_string(c.key.seed));
+  if (cache == std::string_view("bypass")) h.set("x-reprox-cache-reason", c.cacheability.reason);
+  if (ttl_s >= 0) h.set("x-reprox-ttl", std::to_string(ttl_s));
+  if (!c.prepared->sampling_mode.empty()) h.set("x-reprox-fallback", "greedy");
+}
+
+// The TTL a miss's answer is stored with, or -1 when it is not stored.
+int64_t stored_ttl(const ChatContext& c) {
+  return c.cacheability.writable ? c.prepared->ttl.ttl_s : -1;
 }
 
 // The JSON tail of a complete generation, rendered once per entry and thread
@@ -65,14 +76,14 @@ std::shared_ptr<const std::string> completion_tail(const StoredGeneration& gen) 
 // streams must (they start before the backend reports its own fingerprint at
 // completion): a miss, its followers and later hits then agree byte for byte
 // apart from id and created.
-void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const char* cache,
-                            int64_t age_seconds, const std::string& tier = "") {
+void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const char* cache, int64_t age_seconds,
+                            int64_t ttl_s, const std::string& tier = "") {
   auto meta = api::fresh_meta(c.model_id, c.fingerprint);
   if (c.request.stream) {
     http::response<http::string_body> res{http::status::ok, 11};
     res.set(http::field::content_type, "text/event-stream");
     res.set(http::field::cache_control, "no-cache");
-    add_key_headers(res.base(), c, cache);
+    add_key_headers(res.base(), c, cache, ttl_s);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
     if (!tier.empty()) res.set("x-reprox-tier", tier);
     res.body() = api::render_stream(meta, *gen, c.request.include_usage);
@@ -80,13 +91,14 @@ void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const c
   } else {
     Response res{http::status::ok, 11};
     res.set(http::field::content_type, "application/json");
-    add_key_headers(res.base(), c, cache);
+    add_key_headers(res.base(), c, cache, ttl_s);
     if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
     if (!tier.empty()) res.set("x-reprox-tier", tier);
     res.body() = api::render_completion_from_tail(meta, *completion_tail(gen));
     c.responder->respond(std::move(res));
   }
   c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());
+  log_chat(c, ChatOutcome{cache, tier, &gen->usage, 200, "", ttl_s});
 }
 
 // Follows a Flight for one client. Lives on the session's strand: every
@@ -143,14 +155,14 @@ class FlightReader final : public StreamSource, public std::enable_shared_from_t
       http::response<http::empty_body> head{http::status::ok, 11};
       head.set(http::field::content_type, "text/event-stream");
       head.set(http::field::cache_control, "no-cache");
-      add_key_headers(head.base(), *c_, cache_);
+      add_key_headers(head.base(), *c_, cache_, cache_ == std::string_view("bypass") ? -1 : stored_ttl(*c_));
       c_->responder->stream(std::move(head), shared_from_this());
       return;
     }
     if (r.state == FlightState::complete) {
       auto result = flight_->result();
       leave();
-      answer_from_generation(*c_, result, cache_, -1);
+      answer_from_generation(*c_, result, cache_, -1, cache_ == std::string_view("bypass") ? -1 : stored_ttl(*c_));
     } else if (r.state == FlightState::failed) {
       fail(flight_->error());
     }
@@ -158,15 +170,15 @@ class FlightReader final : public StreamSource, public std::enable_shared_from_t
 
   void finish_stream(std::string& out, FlightState state) {
     if (state == FlightState::complete) {
-      if (c_->request.include_usage) {
-        auto result = flight_->result();
-        api::render_usage_chunk(out, renderer_.meta(), result->usage);
-      }
+      auto result = flight_->result();
+      if (c_->request.include_usage) api::render_usage_chunk(out, renderer_.meta(), result->usage);
       out += api::kDoneEvent;
+      log_chat(*c_, ChatOutcome{cache_, "", &result->usage, 200, "", stored_ttl(*c_)});
     } else {
       auto err = state == FlightState::failed ? flight_->error()
                                                : api::ApiError{503, "the generation was cancelled", "server_error", "", "cancelled"};
       api::render_error_event(out, err.to_json());
+      log_chat(*c_, ChatOutcome{cache_, "", nullptr, err.status, err.code.empty() ? err.type : err.code, -1});
     }
     c_->app.metrics->request_duration(cache_, std::chrono::duration<double>(Clock::now() - c_->started).count());
     leave();
@@ -174,6 +186,7 @@ class FlightReader final : public StreamSource, public std::enable_shared_from_t
 
   void fail(const api::ApiError& err) {
     leave();
+    log_chat(*c_, ChatOutcome{cache_, "", nullptr, err.status, err.code.empty() ? err.type : err.code, -1});
     respond_error(*c_->responder, err);
   }
 
@@ -254,7 +267,8 @@ void start_once_across_instances(const std::shared_ptr<ChatContext>& c, const st
 void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
   AppContext& app = c->app;
   const bool writable = c->cacheability.writable;
-  const auto ttl = std::chrono::seconds(c->request.cache.ttl_seconds.value_or(app.options.cache_ttl.count()));
+  const auto ttl = std::chrono::seconds(c->prepared->ttl.ttl_s);
+  const policy::ResponsePolicy response_policy = app.options.response_policy;
   uint32_t n = static_cast<uint32_t>(c->request.n);
   Metrics* metrics = app.metrics;
   CacheStore* store = app.store;
@@ -265,7 +279,8 @@ void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
                                     [=](std::shared_ptr<const Generation> gen) {
                                       metrics->tokens(gen->usage.prompt_tokens, gen->usage.completion_tokens,
                                                       gen->usage.cached_tokens);
-                                      if (writable && store) store->put(key, gen, ttl);
+                                      if (writable && store && policy::response_cacheable(*gen, response_policy).store)
+                                        store->put(key, gen, ttl);
                                     });
   };
   std::shared_ptr<Flight> flight;
@@ -289,108 +304,46 @@ void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
 
 }  // namespace
 
-namespace {
-
-// Repeated requests (the cache-hit path) skip parsing and keying: a small
-// per-thread memo maps the exact body plus every header that enters
-// prepare_chat to its result. The rest of the inputs (backend, options) are
-// fixed for the process. Bounded: one entry per slot, replaced on collision.
-class PreparedMemo {
- public:
-  static std::string key_of(const Request& request) {
-    std::string k;
-    k.reserve(request.body().size() + request[http::field::authorization].size() + 96);
-    auto add = [&k](std::string_view v) {
-      k.append(std::to_string(v.size()));
-      k.push_back(':');
-      k.append(v);
-    };
-    add(request.body());
-    add(request[http::field::authorization]);
-    add(request[http::field::cache_control]);
-    auto ns = request.find("x-reprox-namespace");
-    add(ns == request.end() ? std::string_view("\x01") : std::string_view(ns->value()));
-    return k;
-  }
-  std::shared_ptr<const PreparedChat> find(const std::string& key) const {
-    const Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
-    return s.key == key ? s.value : nullptr;
-  }
-  void put(const std::string& key, std::shared_ptr<const PreparedChat> value) {
-    Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
-    s.key = key;
-    s.value = std::move(value);
-  }
-
- private:
-  struct Slot {
-    std::string key;
-    std::shared_ptr<const PreparedChat> value;
-  };
-  std::array<Slot, 128> slots_;
-};
-
-std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& request, PreparedChat& out);
-
-}  // namespace
-
-std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request,
-                                          std::shared_ptr<const PreparedChat>& out) {
-  auto fresh = [&]() -> std::optional<api::ApiError> {
-    auto prepared = std::make_shared<PreparedChat>();
-    if (auto err = prepare_uncached(app, request, *prepared)) return err;
-    out = std::move(prepared);
-    return std::nullopt;
-  };
-  if (request.body().size() > 64 * 1024) return fresh();
-  thread_local PreparedMemo memo;
-  std::string key = PreparedMemo::key_of(request);
-  if ((out = memo.find(key))) return std::nullopt;
-  auto err = fresh();
-  if (!err) memo.put(key, out);
-  return err;
-}
-
-std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out) {
-  std::shared_ptr<const PreparedChat> prepared;
-  if (auto err = prepare_chat(app, request, prepared)) return err;
-  out = *prepared;
-  return std::nullopt;
-}
 
 namespace {
 
-std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& request, PreparedChat& out) {
-  auto parsed = api::parse_chat_request(request.body());
-  if (!parsed) return parsed.error;
-  out.request = std::move(*parsed.request);
+// A hit's remaining TTL, after a hot-key extension when this hit makes the
+// key hot (the store extends the entry: L1 now, Redis by a PEXPIRE that is
+// not waited for).
+int64_t ttl_after_hit(ChatContext& c, const CacheEntry& entry) {
+  AppContext& app = c.app;
+  const int64_t now = now_unix_ms();
+  int64_t left_s = entry.expires_unix_ms == 0 ? 0 : std::max<int64_t>(0, (entry.expires_unix_ms - now) / 1000);
+  app.metrics->ttl_remaining_at_hit(double(left_s));
+  if (!app.hot_keys) return left_s;
+  const int64_t extended = app.hot_keys->on_hit(c.key.key, c.prepared->ttl.ttl_s, c.prepared->rule->max_ttl_s, now);
+  if (extended <= left_s) return left_s;
+  app.store->extend(c.key.key, std::chrono::seconds(extended));
+  app.metrics->ttl_extension();
+  return extended;
+}
 
-  auto model = app.backend->resolve_model(out.request.model);
-  if (!model)
-    return api::ApiError{404, "The model '" + out.request.model + "' does not exist", "invalid_request_error",
-                         "model", "model_not_found"};
-  out.model_id = *model;
-  if (auto unsupported = app.backend->check_supported(out.request)) return unsupported;
-  out.fingerprint = app.backend->fingerprint(out.model_id);
-
-  // Cache directives: body object, Cache-Control and x-reprox-namespace.
-  auto header_dirs = api::parse_cache_control(std::string(request[http::field::cache_control]));
-  std::optional<std::string_view> ns_header;
-  if (auto it = request.find("x-reprox-namespace"); it != request.end()) ns_header = it->value();
-  out.request.cache = api::merge_cache_directives(out.request.cache, header_dirs, ns_header);
-  out.cacheability = policy::cacheability(out.request.cache);
-
-  policy::KeyContext kc;
-  kc.model_id = out.model_id;
-  kc.fingerprint = out.fingerprint;
-  out.authorization = std::string(request[http::field::authorization]);
-  out.tenant = app.options.shared_cache ? "" : policy::tenant_of(std::string(request[http::field::authorization]));
-  kc.tenant = out.tenant;
-  kc.ns = out.request.cache.ns.value_or("");
-  kc.default_seed = app.options.default_seed;
-  kc.effective_max_tokens = policy::effective_max_tokens(out.request, app.backend->default_max_tokens(out.model_id));
-  out.key = policy::make_key(out.request, kc);
-  return std::nullopt;
+void answer_lookup(const std::shared_ptr<ChatContext>& c, Lookup& lookup) {
+  AppContext& app = c->app;
+  if (lookup.status == LookupStatus::hit) {
+    int64_t age = std::max<int64_t>(0, (now_unix_ms() - lookup.entry.stored_unix_ms) / 1000);
+    const auto& max_age = c->request.cache.max_age_seconds;
+    if (!max_age || age <= *max_age) {
+      app.metrics->lookup("hit");
+      if (app.auditor && app.auditor->pick())
+        app.auditor->audit(c->key.key, backend_request(*c), lookup.entry.generation.shared());
+      const int64_t ttl_s = ttl_after_hit(*c, lookup.entry);
+      return answer_from_generation(*c, lookup.entry.generation, "hit", age, ttl_s, lookup.entry.tier);
+    }
+  }
+  if (c->request.cache.only_if_cached) {
+    app.metrics->lookup("miss");
+    api::ApiError err{504, "no cached answer for this request (only-if-cached)", "invalid_request_error", "",
+                      "cache_miss"};
+    log_chat(*c, ChatOutcome{"miss", "", nullptr, err.status, err.code, -1});
+    return respond_error(*c->responder, err);
+  }
+  generate_and_answer(c, true);
 }
 
 }  // namespace
@@ -398,36 +351,19 @@ std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& re
 void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> responder) {
   auto started = Clock::now();
   std::shared_ptr<const PreparedChat> prepared;
-  if (auto err = prepare_chat(app, request, prepared)) return respond_error(*responder, *err);
+  if (auto err = prepare_chat(app, request, prepared)) {
+    log_rejected_chat(app, *err, started);
+    return respond_error(*responder, *err);
+  }
   auto c = std::make_shared<ChatContext>(app, responder, std::move(prepared), started);
   if (c->key.seed_injected) app.metrics->seed_injected();
 
-  if (!c->cacheability.readable && !c->cacheability.writable) return generate_and_answer(c, false);
+  if (c->cacheability.bypass()) return generate_and_answer(c, false);
   if (!c->cacheability.readable) return generate_and_answer(c, true);
 
   // The answer (and, for Redis, its decoding) runs on this request's executor.
   auto post = [ex = c->responder->executor()](std::function<void()> task) { net::dispatch(ex, std::move(task)); };
-  app.store->get_on(c->key.key, std::move(post), [c](Lookup lookup) {
-    {
-      AppContext& app = c->app;
-      if (lookup.status == LookupStatus::hit) {
-        int64_t age = std::max<int64_t>(0, (now_unix_ms() - lookup.entry.stored_unix_ms) / 1000);
-        const auto& max_age = c->request.cache.max_age_seconds;
-        if (!max_age || age <= *max_age) {
-          app.metrics->lookup("hit");
-          if (app.auditor && app.auditor->pick())
-            app.auditor->audit(c->key.key, backend_request(*c), lookup.entry.generation.shared());
-          return answer_from_generation(*c, lookup.entry.generation, "hit", age, lookup.entry.tier);
-        }
-      }
-      if (c->request.cache.only_if_cached) {
-        app.metrics->lookup("miss");
-        return respond_error(*c->responder, api::ApiError{504, "no cached answer for this request (only-if-cached)",
-                                                          "invalid_request_error", "", "cache_miss"});
-      }
-      generate_and_answer(c, true);
-    }
-  });
+  app.store->get_on(c->key.key, std::move(post), [c](Lookup lookup) { answer_lookup(c, lookup); });
 }
 
 }  // namespace reprox

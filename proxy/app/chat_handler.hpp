@@ -6,34 +6,11 @@
 #include <memory>
 #include <optional>
 
-#include "policies/cache_policy.hpp"
-#include "policies/canonical_key.hpp"
-#include "common/api_error.hpp"
-#include "common/chat_request.hpp"
-
 #include "proxy/app/app_context.hpp"
+#include "proxy/app/prepare_chat.hpp"
 #include "proxy/server/responder.hpp"
 
 namespace reprox {
-
-// A validated, keyed chat request.
-struct PreparedChat {
-  api::ChatRequest request;  // cache directives merged from headers and body
-  policy::KeyResult key;
-  policy::Cacheability cacheability;
-  std::string model_id;
-  std::string fingerprint;
-  std::string tenant;  // hex SHA-256 of the bearer token; "" when shared
-  std::string authorization;  // the client's header, passed to upstreams
-};
-
-// Parses, validates, resolves the model and computes the key. Shared by the
-// chat endpoint and /reprox/v1/explain, so both always agree.
-std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out);
-// The same, shared: a repeated request gets the PreparedChat that a
-// per-thread memo keeps (the cache-hit path), without a copy.
-std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request,
-                                          std::shared_ptr<const PreparedChat>& out);
 
 // One chat request in progress. The prepared fields are read-only views of
 // `prepared`.

@@ -34,12 +34,14 @@ void ReproAuditor::audit(const std::string& key, std::shared_ptr<const BackendRe
     drop_finished_locked();
     if (audits_.size() >= options_.max_in_flight) return;
     Metrics* metrics = &metrics_;
+    auto on_result = options_.on_result;
     flight = std::make_shared<Flight>(
         key + ":audit", cached->model, cached->ns, cached->n_choices, &registry_,
-        [metrics, cached, key](std::shared_ptr<const Generation> again) {
+        [metrics, cached, key, on_result, model = request->model_id](std::shared_ptr<const Generation> again) {
           std::string why;
           const bool match = policy::same_answer(*cached, *again, &why);
           metrics->audit(match);
+          if (on_result) on_result(model, !match);
           if (!match) spdlog::warn("reproducibility audit: key {} regenerated differently ({})", key, why);
         });
     flight->set_on_finish([finished] { finished->store(true); });

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,9 @@ namespace reprox {
 struct ReproAuditOptions {
   uint64_t every = 0;        // audit one hit in this many; 0: never
   size_t max_in_flight = 1;  // audits generating at once
+  // Every counted outcome, with the resolved model id (the greedy
+  // fallback's evidence). May run on a backend thread.
+  std::function<void(const std::string& model, bool mismatch)> on_result;
 };
 
 class ReproAuditor {

@@ -60,14 +60,25 @@ void handle_models(AppContext& app, Responder& r) {
 void handle_health(AppContext& app, Responder& r) {
   if (app.draining && app.draining()) return r.respond(json_response(503, R"({"status":"draining"})"));
   if (!app.backend->ready()) return r.respond(json_response(503, R"({"status":"loading"})"));
-  std::string status = app.health_detail ? app.health_detail() : "ok";
+  // "degraded" names its reasons: the shared tier down, a greedy fallback.
+  std::vector<std::string> reasons;
+  if (app.health_detail && app.health_detail() != "ok") reasons.push_back("shared cache tier unavailable (Redis)");
+  if (app.fallback)
+    if (std::string why = app.fallback->health_reason(); !why.empty()) reasons.push_back(std::move(why));
   std::string body = "{\"status\":";
-  json::write_string(body, status);
+  json::write_string(body, reasons.empty() ? "ok" : "degraded");
+  if (!reasons.empty()) {
+    std::string joined;
+    for (const auto& why : reasons) joined += (joined.empty() ? "" : "; ") + why;
+    body += ",\"reason\":";
+    json::write_string(body, joined);
+  }
   body += "}";
   r.respond(json_response(200, std::move(body)));
 }
 
 void handle_metrics(AppContext& app, Responder& r) {
+  if (app.audit_log) app.metrics->audit_log_state(double(app.audit_log->written()), double(app.audit_log->dropped()));
   if (app.memory) {
     auto s = app.memory->stats();
     app.metrics->tier_state("memory", double(s.entries), double(s.bytes), double(s.evictions));
@@ -83,7 +94,49 @@ void handle_metrics(AppContext& app, Responder& r) {
 void handle_explain(AppContext& app, const Request& req, Responder& r) {
   PreparedChat prepared;
   if (auto err = prepare_chat(app, req, prepared)) return respond_error(r, *err);
-  r.respond(json_response(200, policy::explain_json(prepared.key, prepared.cacheability)));
+  r.respond(json_response(200, policy::explain_json(policy::Explanation{
+                                   prepared.key, prepared.cacheability, prepared.rule, &prepared.ttl,
+                                   prepared.sampling_mode})));
+}
+
+bool admin_authorized(const AppContext& app, const Request& req);
+
+// Refuses unless the admin token is configured and presented; true when
+// the request may go on.
+bool admin_gate(const AppContext& app, const Request& req, Responder& r, const char* what) {
+  if (app.options.admin_token.empty()) {
+    respond_error(r, api::ApiError{403, std::string(what) + " is disabled: no admin token is configured",
+                                   "permission_error", "", ""});
+    return false;
+  }
+  if (!admin_authorized(app, req)) {
+    respond_error(r, api::ApiError{401, "a valid admin bearer token is required", "authentication_error", "",
+                                   "invalid_api_key"});
+    return false;
+  }
+  return true;
+}
+
+// POST /reprox/v1/fallback/clear, body {} or {"model": ID}: ends the greedy
+// fallback (of that model, or of all) and empties the audit windows.
+void handle_fallback_clear(AppContext& app, const Request& req, Responder& r) {
+  if (!admin_gate(app, req, r, "fallback clear")) return;
+  std::string model;
+  if (!req.body().empty()) {
+    json::Value body;
+    if (auto err = json::parse(req.body(), body); err || !body.is_object())
+      return respond_error(r, api::ApiError::invalid("", "the body must be empty or a JSON object {\"model\": ID}"));
+    if (const json::Value* m = body.find("model")) {
+      if (!m->is_string()) return respond_error(r, api::ApiError::invalid("model", "model must be a string"));
+      model = m->as_string();
+    }
+  }
+  json::Array cleared;
+  if (app.fallback)
+    for (auto& name : app.fallback->clear(model)) cleared.emplace_back(std::move(name));
+  json::Object out;
+  out.emplace_back("cleared", json::Value(std::move(cleared)));
+  r.respond(json_response(200, json::dump(json::Value(std::move(out)))));
 }
 
 bool admin_authorized(const AppContext& app, const Request& req) {
@@ -98,10 +151,7 @@ bool admin_authorized(const AppContext& app, const Request& req) {
 }
 
 void handle_purge(AppContext& app, const Request& req, const std::shared_ptr<Responder>& r) {
-  if (app.options.admin_token.empty())
-    return respond_error(*r, api::ApiError{403, "purge is disabled: no admin token is configured", "permission_error", "", ""});
-  if (!admin_authorized(app, req))
-    return respond_error(*r, api::ApiError{401, "a valid admin bearer token is required", "authentication_error", "", "invalid_api_key"});
+  if (!admin_gate(app, req, *r, "purge")) return;
   json::Value body;
   if (auto err = json::parse(req.body(), body); err || !body.is_object())
     return respond_error(*r, api::ApiError::invalid("", "the body must be a JSON object with model, namespace or all"));
@@ -147,6 +197,7 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
       {"/v1/chat/completions", http::verb::post}, {"/v1/models", http::verb::get},
       {"/healthz", http::verb::get},              {"/metrics", http::verb::get},
       {"/reprox/v1/explain", http::verb::post},   {"/reprox/v1/purge", http::verb::post},
+      {"/reprox/v1/fallback/clear", http::verb::post},
       {"/tokenize", http::verb::post},            {"/detokenize", http::verb::post},
       {"/apply-template", http::verb::post},
   };
@@ -176,6 +227,7 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   if (path == "/metrics") return handle_metrics(app_, *r);
   if (path == "/reprox/v1/explain") return handle_explain(app_, request, *r);
   if (path == "/reprox/v1/purge") return handle_purge(app_, request, r);
+  if (path == "/reprox/v1/fallback/clear") return handle_fallback_clear(app_, request, *r);
   // /tokenize, /detokenize, /apply-template
   if (app_.text) {
     auto [status, body] = app_.text->call(std::string(path), request.body());

@@ -54,6 +54,10 @@ class CacheStore {
   virtual void put(const std::string& key, std::shared_ptr<const Generation> generation,
                    std::chrono::seconds ttl) = 0;
   virtual void erase(const std::string& key) = 0;
+  // Moves the entry's expiry to now + ttl when that is later than its
+  // expiry now (hot keys); never shortens it; no-op when the key is absent.
+  // Asynchronous on the Redis tier (fire and forget: PEXPIRE ... GT).
+  virtual void extend(const std::string& key, std::chrono::seconds ttl) = 0;
   // Removes every entry; returns how many were removed where known.
   virtual uint64_t clear() = 0;
   virtual const char* tier() const = 0;

@@ -53,6 +53,15 @@ void MemoryStore::erase(const std::string& key) {
   if (auto it = index_.find(key); it != index_.end()) remove_locked(it->second);
 }
 
+void MemoryStore::extend(const std::string& key, std::chrono::seconds ttl) {
+  const int64_t expires = now_unix_ms() + int64_t(ttl.count()) * 1000;
+  std::lock_guard lock(mutex_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return;
+  CacheEntry& e = it->second->entry;
+  if (e.expires_unix_ms != 0 && e.expires_unix_ms < expires) e.expires_unix_ms = expires;
+}
+
 uint64_t MemoryStore::clear() {
   std::lock_guard lock(mutex_);
   uint64_t n = index_.size();

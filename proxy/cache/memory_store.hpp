@@ -29,6 +29,7 @@ class MemoryStore final : public CacheStore {
   void put(const std::string& key, std::shared_ptr<const Generation> generation,
            std::chrono::seconds ttl) override;
   void erase(const std::string& key) override;
+  void extend(const std::string& key, std::chrono::seconds ttl) override;
   uint64_t clear() override;
   const char* tier() const override { return "memory"; }
 

@@ -51,6 +51,11 @@ void TieredStore::erase(const std::string& key) {
   l2_.erase(key);
 }
 
+void TieredStore::extend(const std::string& key, std::chrono::seconds ttl) {
+  l1_.extend(key, ttl);
+  l2_.extend(key, ttl);
+}
+
 uint64_t TieredStore::clear() {
   uint64_t n = l1_.clear();
   l2_.clear();

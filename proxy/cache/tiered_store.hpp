@@ -32,6 +32,7 @@ class TieredStore final : public CacheStore {
   void put(const std::string& key, std::shared_ptr<const Generation> generation,
            std::chrono::seconds ttl) override;
   void erase(const std::string& key) override;
+  void extend(const std::string& key, std::chrono::seconds ttl) override;
   // Clears L1 and bumps epoch:all (blocks up to the command timeout);
   // returns the number of L1 entries removed.
   uint64_t clear() override;

@@ -14,6 +14,10 @@ namespace {
 const prometheus::Histogram::BucketBoundaries kLatencyBuckets{
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 
+// Remaining TTL at a hit: a minute to a week.
+const prometheus::Histogram::BucketBoundaries kTtlBuckets{60,    300,    900,    3600,   4 * 3600,
+                                                           21600, 86400, 3 * 86400, 7 * 86400};
+
 std::atomic<uint64_t> next_metrics_id{1};
 
 // Per thread, the labelled series the thread used last, so that counting a
@@ -56,6 +60,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(ne
   batch_passes_ = &BuildCounter().Name("reprox_engine_passes_total").Help("Engine model passes (one per batch step)").Register(*registry_).Add({});
   batch_rows_ = &BuildCounter().Name("reprox_engine_batch_rows_total").Help("Sequences computed, summed over engine passes").Register(*registry_).Add({});
   batch_preemptions_ = &BuildCounter().Name("reprox_engine_preemptions_total").Help("Sequences preempted for KV working memory").Register(*registry_).Add({});
+  ttl_extensions_ = &BuildCounter().Name("reprox_cache_ttl_extensions_total").Help("Hot entries whose TTL was extended").Register(*registry_).Add({});
+  ttl_remaining_ = &BuildHistogram().Name("reprox_cache_ttl_remaining_seconds").Help("TTL an entry had left when it was hit").Register(*registry_).Add({}, kTtlBuckets);
+  fallback_active_ = &BuildGauge().Name("reprox_repro_fallback_active").Help("1 while a model's answers fall back to greedy decoding").Register(*registry_);
+  audit_log_lines_ = &BuildCounter().Name("reprox_audit_log_lines_total").Help("Lines written to the audit log").Register(*registry_).Add({});
+  audit_log_dropped_ = &BuildCounter().Name("reprox_audit_log_dropped_total").Help("Audit log lines dropped (queue full or file unwritable)").Register(*registry_).Add({});
   auto& audits = BuildCounter().Name("reprox_repro_audits_total").Help("Reproducibility audits by result").Register(*registry_);
   audit_match_ = &audits.Add({{"result", "match"}});
   audit_mismatch_ = &audits.Add({{"result", "mismatch"}});
@@ -150,6 +159,20 @@ void Metrics::batch_state(double running, double waiting, double passes_total, d
   for (int i = 0; i < 3; ++i) {
     if (totals[i] > batch_seen_[i]) counters[i]->Increment(totals[i] - batch_seen_[i]);
     batch_seen_[i] = std::max(batch_seen_[i], totals[i]);
+  }
+}
+
+void Metrics::fallback_active(const std::string& model, bool engaged) {
+  fallback_active_->Add({{"model", model}}).Set(engaged ? 1 : 0);
+}
+
+void Metrics::audit_log_state(double written_total, double dropped_total) {
+  std::lock_guard lock(mutex_);
+  prometheus::Counter* counters[2] = {audit_log_lines_, audit_log_dropped_};
+  double totals[2] = {written_total, dropped_total};
+  for (int i = 0; i < 2; ++i) {
+    if (totals[i] > audit_log_seen_[i]) counters[i]->Increment(totals[i] - audit_log_seen_[i]);
+    audit_log_seen_[i] = std::max(audit_log_seen_[i], totals[i]);
   }
 }
 

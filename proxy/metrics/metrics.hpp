@@ -29,6 +29,13 @@ class Metrics {
   void store_error(const std::string& tier, const std::string& op);
   void invalidations(double n) { invalidations_->Increment(n); }
   void audit(bool match) { (match ? audit_match_ : audit_mismatch_)->Increment(); }
+  // Hot keys: an entry's TTL extended; the TTL an entry had left when hit.
+  void ttl_extension() { ttl_extensions_->Increment(); }
+  void ttl_remaining_at_hit(double seconds) { ttl_remaining_->Observe(seconds); }
+  // The greedy fallback's state per model (1 engaged, 0 not).
+  void fallback_active(const std::string& model, bool engaged);
+  // The audit log's totals, refreshed before each scrape.
+  void audit_log_state(double written_total, double dropped_total);
   // Tier gauges and eviction totals, refreshed before each scrape.
   void tier_state(const std::string& tier, double entries, double bytes, double evictions_total);
 
@@ -70,6 +77,12 @@ class Metrics {
   prometheus::Counter* batch_rows_;
   prometheus::Counter* batch_preemptions_;
   double batch_seen_[3] = {0, 0, 0};  // passes, rows, preemptions already counted
+  prometheus::Counter* ttl_extensions_;
+  prometheus::Histogram* ttl_remaining_;
+  prometheus::Family<prometheus::Gauge>* fallback_active_;
+  prometheus::Counter* audit_log_lines_;
+  prometheus::Counter* audit_log_dropped_;
+  double audit_log_seen_[2] = {0, 0};  // written, dropped already counted
   prometheus::Counter* audit_match_;
   prometheus::Counter* audit_mismatch_;
   prometheus::Counter* hit_;

@@ -81,11 +81,24 @@ async function startUpstream() {
 }
 
 // Writes a TOML config; `sections` is {server: {read_timeout_ms: 500}, ...}.
+// An array of objects becomes an array of tables: {cache: {rule: [{ttl: 1}]}}
+// writes [[cache.rule]] blocks after the section's other keys.
 function writeConfig(dir, sections) {
+  const value = (v) => (typeof v === 'string' ? JSON.stringify(v) : String(v));
   let text = '';
   for (const [section, keys] of Object.entries(sections)) {
     text += `[${section}]\n`;
-    for (const [k, v] of Object.entries(keys)) text += `${k} = ${typeof v === 'string' ? JSON.stringify(v) : v}\n`;
+    const tables = [];
+    for (const [k, v] of Object.entries(keys)) {
+      if (Array.isArray(v) && v.every((t) => typeof t === 'object')) tables.push([k, v]);
+      else text += `${k} = ${value(v)}\n`;
+    }
+    for (const [k, list] of tables) {
+      for (const t of list) {
+        text += `[[${section}.${k}]]\n`;
+        for (const [tk, tv] of Object.entries(t)) text += `${tk} = ${value(tv)}\n`;
+      }
+    }
   }
   const file = path.join(dir, 'reprox.toml');
   fs.writeFileSync(file, text);

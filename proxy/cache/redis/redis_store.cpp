@@ -398,6 +398,16 @@ void RedisStore::erase(const std::string& key) {
   executor_.submit(key_hash, job);
 }
 
+void RedisStore::extend(const std::string& key, std::chrono::seconds ttl) {
+  auto job = std::make_shared<RedisJob>();
+  job->op = "extend";
+  job->commands.push_back({"PEXPIRE", redis_key(key), std::to_string(int64_t(ttl.count()) * 1000), "GT"});
+  job->done = [this](RedisJobResult& r) {
+    if (r.ok && r.replies[0].is_error()) count_error("extend");
+  };
+  executor_.submit(shard_of(key), job);
+}
+
 void RedisStore::purge(const PurgeScope& scope, std::function<void(bool)> done) {
   std::string epoch = options_.prefix + "epoch:";
   switch (scope.kind) {

@@ -70,7 +70,7 @@ struct RedisStoreOptions {
   std::chrono::milliseconds epoch_poll{100};  // how often epoch:seq is read
   std::string prefix = "reprox:v1:";
   std::string instance_id;  // empty = random; names lock owners
-  std::function<void(const char* op)> on_error;  // get | put | erase | clear | purge | lock | epoch
+  std::function<void(const char* op)> on_error;  // get | put | erase | extend | clear | purge | lock | epoch
 };
 
 struct PurgeScope {
@@ -100,6 +100,9 @@ class RedisStore final : public CacheStore {
   void put(const std::string& key, std::shared_ptr<const Generation> generation,
            std::chrono::seconds ttl) override;
   void erase(const std::string& key) override;
+  // PEXPIRE key ms GT, queued behind the key's earlier writes; errors are
+  // counted (op "extend") and otherwise ignored.
+  void extend(const std::string& key, std::chrono::seconds ttl) override;
   // Bumps epoch:all after every earlier write has run; waits for it. Returns
   // 0: Redis does not count what the bump made unreachable.
   uint64_t clear() override;

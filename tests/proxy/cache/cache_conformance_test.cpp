@@ -40,7 +40,18 @@ struct Harness {
   virtual ~Harness() = default;
   virtual CacheStore& store() = 0;
   virtual const char* hit_tier() const = 0;  // the tier a get right after put answers from
+  // Milliseconds the key has left where the store keeps it (-1: absent);
+  // the Redis stores are asked with PTTL, the source of truth there.
+  virtual int64_t remaining_ms(const std::string& key) {
+    Lookup l = get_sync(store(), key);
+    return l.status == LookupStatus::hit ? l.entry.expires_unix_ms - now_unix_ms() : -1;
+  }
 };
+
+int64_t redis_pttl(const std::string& key) {
+  auto reply = shared_redis().command({"PTTL", "reprox:v1:" + key});
+  return reply.integer;
+}
 
 struct MemoryHarness : Harness {
   MemoryStore memory{MemoryStoreOptions{64ull << 20, 3600s}};
@@ -53,6 +64,7 @@ struct RedisHarness : Harness {
   RedisStore redis{redis_options()};
   CacheStore& store() override { return redis; }
   const char* hit_tier() const override { return "redis"; }
+  int64_t remaining_ms(const std::string& key) override { return redis_pttl(key); }
 };
 
 struct TieredHarness : Harness {
@@ -62,6 +74,10 @@ struct TieredHarness : Harness {
   TieredStore tiered{memory, redis};
   CacheStore& store() override { return tiered; }
   const char* hit_tier() const override { return "memory"; }
+  // Both tiers must have it: the less of the two.
+  int64_t remaining_ms(const std::string& key) override {
+    return std::min(Harness::remaining_ms(key), redis_pttl(key));
+  }
 };
 
 // The same stores with every get made on an I/O thread: the Redis store then
@@ -76,6 +92,7 @@ struct RedisOnIoHarness : Harness {
   testing::OnIoThreadStore on_io{redis, io};
   CacheStore& store() override { return on_io; }
   const char* hit_tier() const override { return "redis"; }
+  int64_t remaining_ms(const std::string& key) override { return redis_pttl(key); }
 };
 
 struct TieredOnIoHarness : Harness {
@@ -90,6 +107,9 @@ struct TieredOnIoHarness : Harness {
   testing::OnIoThreadStore on_io{tiered, io};
   CacheStore& store() override { return on_io; }
   const char* hit_tier() const override { return "memory"; }
+  int64_t remaining_ms(const std::string& key) override {
+    return std::min(Harness::remaining_ms(key), redis_pttl(key));
+  }
 };
 
 struct StoreKind {
@@ -155,6 +175,23 @@ TEST_P(CacheStoreConformance, OverwriteReplaces) {
   Lookup l = get_sync(store(), "k");
   ASSERT_EQ(l.status, LookupStatus::hit);
   EXPECT_EQ(l.entry.generation->events[1].delta.content, "second #0");
+}
+
+// Hot keys: extend() moves the expiry later, never earlier, and ignores
+// absent keys. Redis applies it asynchronously: poll for it.
+TEST_P(CacheStoreConformance, ExtendLengthensNeverShortens) {
+  store().put("hot", sample_generation("x"), 60s);
+  store().extend("hot", 3600s);
+  int64_t left = 0;
+  for (int i = 0; i < 200 && (left = harness_->remaining_ms("hot")) < 600 * 1000; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_GT(left, 3500 * 1000);
+  EXPECT_LE(left, 3600 * 1000);
+  store().extend("hot", 10s);  // shorter: ignored
+  store().extend("absent", 3600s);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_GT(harness_->remaining_ms("hot"), 3500 * 1000);
+  EXPECT_EQ(get_sync(store(), "absent").status, LookupStatus::miss);
 }
 
 TEST_P(CacheStoreConformance, EraseRemovesOnlyThatKey) {

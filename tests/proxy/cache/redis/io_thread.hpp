@@ -67,6 +67,7 @@ class OnIoThreadStore final : public CacheStore {
     inner_.put(key, std::move(g), ttl);
   }
   void erase(const std::string& key) override { inner_.erase(key); }
+  void extend(const std::string& key, std::chrono::seconds ttl) override { inner_.extend(key, ttl); }
   uint64_t clear() override { return inner_.clear(); }
   const char* tier() const override { return inner_.tier(); }
 

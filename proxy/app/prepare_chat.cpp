@@ -1,0 +1,136 @@
+#include "proxy/app/prepare_chat.hpp"
+
+#include <array>
+#include <functional>
+
+#include "policies/tenant.hpp"
+#include "proxy/api/cache_control.hpp"
+#include "proxy/api/chat_request_parser.hpp"
+
+namespace reprox {
+
+namespace {
+
+// Repeated requests (the cache-hit path) skip parsing and keying: a small
+// per-thread memo maps the exact body plus every header that enters
+// prepare_chat to its result, and the greedy fallback's version. The rest
+// of the inputs (backend, options, rules) are fixed for the process. Bounded: one entry per slot, replaced on collision.
+class PreparedMemo {
+ public:
+  static std::string key_of(const Request& request, uint64_t fallback_version) {
+    std::string k;
+    k.reserve(request.body().size() + request[http::field::authorization].size() + 96);
+    auto add = [&k](std::string_view v) {
+      k.append(std::to_string(v.size()));
+      k.push_back(':');
+      k.append(v);
+    };
+    add(request.body());
+    add(request[http::field::authorization]);
+    add(request[http::field::cache_control]);
+    auto ns = request.find("x-reprox-namespace");
+    add(ns == request.end() ? std::string_view("\x01") : std::string_view(ns->value()));
+    k.append(std::to_string(fallback_version));  // a fallback engaging or clearing re-prepares
+    return k;
+  }
+  std::shared_ptr<const PreparedChat> find(const std::string& key) const {
+    const Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
+    return s.key == key ? s.value : nullptr;
+  }
+  void put(const std::string& key, std::shared_ptr<const PreparedChat> value) {
+    Slot& s = slots_[std::hash<std::string>()(key) % slots_.size()];
+    s.key = key;
+    s.value = std::move(value);
+  }
+
+ private:
+  struct Slot {
+    std::string key;
+    std::shared_ptr<const PreparedChat> value;
+  };
+  std::array<Slot, 128> slots_;
+};
+
+// The rule for this request; then what it may do with the cache and the
+// TTL an answer would get.
+void apply_rule(AppContext& app, PreparedChat& out) {
+  const policy::RuleSubject subject{out.model_id, out.request.cache.ns.value_or(""), out.tenant, kChatRoute};
+  out.rule = &policy::match_rule(app.options.rules, app.options.default_rule, subject);
+  out.cacheability = policy::request_cacheable(out.request, *out.rule);
+  out.ttl = policy::effective_ttl(*out.rule, out.request.cache);
+  if (out.ttl.ttl_s == 0 && out.cacheability.writable) {
+    out.cacheability.writable = false;
+    out.cacheability.reason += "; ttl 0: nothing is stored";
+  }
+}
+
+// Under the greedy fallback the request is generated (and keyed) greedily.
+void apply_fallback(AppContext& app, PreparedChat& out) {
+  if (!app.fallback || !app.fallback->engaged(out.model_id)) return;
+  out.sampling_mode = kGreedyFallbackMode;
+  out.request.temperature = 0;
+  if (out.request.raw.is_object()) out.request.raw.set("temperature", 0.0);  // what an upstream is sent
+}
+
+std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& request, PreparedChat& out) {
+  auto parsed = api::parse_chat_request(request.body());
+  if (!parsed) return parsed.error;
+  out.request = std::move(*parsed.request);
+
+  auto model = app.backend->resolve_model(out.request.model);
+  if (!model)
+    return api::ApiError{404, "The model '" + out.request.model + "' does not exist", "invalid_request_error",
+                         "model", "model_not_found"};
+  out.model_id = *model;
+  if (auto unsupported = app.backend->check_supported(out.request)) return unsupported;
+  out.fingerprint = app.backend->fingerprint(out.model_id);
+
+  // Cache directives: body object, Cache-Control and x-reprox-namespace.
+  auto header_dirs = api::parse_cache_control(std::string(request[http::field::cache_control]));
+  std::optional<std::string_view> ns_header;
+  if (auto it = request.find("x-reprox-namespace"); it != request.end()) ns_header = it->value();
+  out.request.cache = api::merge_cache_directives(out.request.cache, header_dirs, ns_header);
+  out.authorization = std::string(request[http::field::authorization]);
+  out.tenant = app.options.shared_cache ? "" : policy::tenant_of(out.authorization);
+  apply_rule(app, out);
+  apply_fallback(app, out);
+
+  policy::KeyContext kc;
+  kc.model_id = out.model_id;
+  kc.fingerprint = out.fingerprint;
+  kc.tenant = out.tenant;
+  kc.ns = out.request.cache.ns.value_or("");
+  kc.default_seed = app.options.default_seed;
+  kc.effective_max_tokens = policy::effective_max_tokens(out.request, app.backend->default_max_tokens(out.model_id));
+  kc.sampling_mode = out.sampling_mode;
+  out.key = policy::make_key(out.request, kc);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request,
+                                          std::shared_ptr<const PreparedChat>& out) {
+  auto fresh = [&]() -> std::optional<api::ApiError> {
+    auto prepared = std::make_shared<PreparedChat>();
+    if (auto err = prepare_uncached(app, request, *prepared)) return err;
+    out = std::move(prepared);
+    return std::nullopt;
+  };
+  if (request.body().size() > 64 * 1024) return fresh();
+  thread_local PreparedMemo memo;
+  std::string key = PreparedMemo::key_of(request, app.fallback ? app.fallback->version() : 0);
+  if ((out = memo.find(key))) return std::nullopt;
+  auto err = fresh();
+  if (!err) memo.put(key, out);
+  return err;
+}
+
+std::optional<api::ApiError> prepare_chat(AppContext& app, const Request& request, PreparedChat& out) {
+  std::shared_ptr<const PreparedChat> prepared;
+  if (auto err = prepare_chat(app, request, prepared)) return err;
+  out = *prepared;
+  return std::nullopt;
+}
+
+}  // namespace reprox
