@@ -55,6 +55,38 @@ http {
 CONF
 }
 
+# nginx_return_conf DIR PORT FILE WORKERS: prints an nginx config like
+# nginx_static_conf's that answers /v1/chat/completions with FILE's bytes
+# from memory (`return 200 '...'`): no file system on the way, the harder
+# anchor. '$' in the bytes goes through a variable that holds it.
+nginx_return_conf() {
+  local dir=$1 port=$2 file=$3 workers=$4
+  mkdir -p "$dir/logs" "$dir/tmp"
+  local text
+  text="$(node "$(dirname "${BASH_SOURCE[0]}")/nginx_return_text.js" "$file")"
+  cat <<CONF
+worker_processes $workers;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp;
+  types { }
+  keepalive_requests 1000000;
+  geo \$dollar { default "\$"; }
+  server {
+    listen 127.0.0.1:$port;
+    location = /v1/chat/completions {
+      default_type application/json;
+      return 200 '$text';
+    }
+  }
+}
+CONF
+}
+
 # nginx_serves DIR PORT BODY FILE: waits (up to 5 s) for the nginx started
 # with nginx_static_conf DIR ... to answer, then checks that a POST of BODY
 # returns FILE's bytes; on a mismatch prints nginx's output and log, fails.

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Cache-hit throughput of reprox side by side with nginx serving the same
-# answer bytes as a static file, with the same wrk settings in the same run.
+# Cache-hit throughput of reprox side by side with two nginx anchors serving
+# the same answer bytes, with the same wrk settings in the same run:
+#   nginx-file    the bytes as a static file (open, stat, sendfile)
+#   nginx-return  the bytes from memory (`return 200 '...'`), the harder one
+# and reprox twice: with no rules, and with hit_rules.toml (eight
+# [[cache.rule]] tables none of which matches, and hot keys on).
 #
 #   benchmarks/proxy/run_hit_bench.sh [path/to/reprox]
 #
-# Environment: DURATION (10s), CONNECTIONS (64), ROUNDS (1; alternates
-# nginx/reprox each round), SERVER_CPU (0) and WRK_CPU (1) for taskset
-# pinning: one core of server each side, wrk on the other core.
+# Environment: DURATION (10s), CONNECTIONS (64), ROUNDS (1; every server
+# once per round, in turn), PIN (1): 1 pins each server to SERVER_CPU (0)
+# and wrk to WRK_CPU (1) with taskset; 0 pins nothing (as a new user would
+# run them). One nginx worker, one reprox I/O thread either way.
 # Needs: wrk, nginx, node, curl, taskset.
 set -euo pipefail
 
@@ -16,6 +21,7 @@ reprox="${1:-$repo/build/reprox}"
 duration="${DURATION:-10s}"
 connections="${CONNECTIONS:-64}"
 rounds="${ROUNDS:-1}"
+pin="${PIN:-1}"
 server_cpu="${SERVER_CPU:-0}"
 wrk_cpu="${WRK_CPU:-1}"
 script="$here/hit.lua"
@@ -38,55 +44,84 @@ trap cleanup EXIT
 
 . "$repo/benchmarks/bench_lib.sh"
 
-# 1. The scripted upstream and reprox (one I/O thread, pinned to one core).
+on_server_cpu() { if [ "$pin" = 1 ]; then taskset -c "$server_cpu" "$@"; else "$@"; fi; }
+on_wrk_cpu() { if [ "$pin" = 1 ]; then taskset -c "$wrk_cpu" "$@"; else "$@"; fi; }
+
+# 1. The scripted upstream and two reprox instances (one I/O thread each):
+# no rules, and the rules of hit_rules.toml.
 node "$repo/tests/proxy/backend/scripted_upstream.js" --port 0 >"$work/upstream.log" 2>&1 &
 pids+=($!)
 upstream_port="$(wait_for_port "$work/upstream.log" '^listening [0-9]+')"
 
 printf '[server]\nthreads = 1\n' >"$work/reprox.toml"
-(cd "$work" && exec taskset -c "$server_cpu" "$reprox" serve --config "$work/reprox.toml" --threads 1 \
-   --listen 127.0.0.1:0 --upstream "http://127.0.0.1:$upstream_port") >"$work/reprox.log" 2>&1 &
-pids+=($!)
-reprox_port="$(wait_for_port "$work/reprox.log" 'reprox listening on [^ ]+:[0-9]+')"
+start_reprox() {  # name config; sets port
+  (cd "$work" && on_server_cpu "$reprox" serve --config "$2" --threads 1 --listen 127.0.0.1:0 \
+     --upstream "http://127.0.0.1:$upstream_port") >"$work/$1.log" 2>&1 &
+  pids+=($!)
+  port="$(wait_for_port "$work/$1.log" 'reprox listening on [^ ]+:[0-9]+')"
+}
+start_reprox reprox "$work/reprox.toml"
+reprox_port=$port
+start_reprox rules "$here/hit_rules.toml"
+rules_port=$port
 
-# 2. Warm the cache and keep the exact answer bytes of a hit for nginx.
+# 2. Warm both caches and keep the exact answer bytes of a hit for nginx.
 export REPROX_BENCH_BODY_FILE="$here/hit_body.json"
 body="$(cat "$REPROX_BENCH_BODY_FILE")"
-curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer bench-key' \
-  --data-binary "$body" "http://127.0.0.1:$reprox_port/v1/chat/completions"
-curl -sf -D "$work/hit.headers" -o "$work/answer.json" -X POST -H 'Content-Type: application/json' \
-  -H 'Authorization: Bearer bench-key' --data-binary "$body" "http://127.0.0.1:$reprox_port/v1/chat/completions"
-grep -qi '^x-reprox-cache: hit' "$work/hit.headers" || { echo "warm-up did not give a hit:" >&2; cat "$work/hit.headers" >&2; exit 1; }
+warm() {  # port answer-file
+  curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer bench-key' \
+    --data-binary "$body" "http://127.0.0.1:$1/v1/chat/completions"
+  curl -sf -D "$work/hit.headers" -o "$2" -X POST -H 'Content-Type: application/json' \
+    -H 'Authorization: Bearer bench-key' --data-binary "$body" "http://127.0.0.1:$1/v1/chat/completions"
+  grep -qi '^x-reprox-cache: hit' "$work/hit.headers" || { echo "warm-up did not give a hit:" >&2; cat "$work/hit.headers" >&2; exit 1; }
+}
+warm "$reprox_port" "$work/answer.json"
+warm "$rules_port" "$work/answer-rules.json"
 chmod 644 "$work/answer.json"
 
-# 3. nginx: one worker, the same bytes as a static file with the same
-# content type.
-nginx_port="$(free_port)"
-nginx_static_conf "$work/nginx" "$nginx_port" "$work/answer.json" 1 >"$work/nginx.conf"
-taskset -c "$server_cpu" nginx -p "$work/nginx" -c "$work/nginx.conf" >"$work/nginx.out" 2>&1 &
-pids+=($!)
-nginx_serves "$work/nginx" "$nginx_port" "$body" "$work/answer.json" || { cat "$work/nginx.out" >&2; exit 1; }
+# 3. nginx, one worker each: the same bytes as a static file, and from
+# memory, with the same content type.
+start_nginx() {  # name conf-function; sets port
+  port="$(free_port)"
+  "$2" "$work/$1" "$port" "$work/answer.json" 1 >"$work/$1.conf"
+  on_server_cpu nginx -p "$work/$1" -c "$work/$1.conf" >"$work/$1.out" 2>&1 &
+  pids+=($!)
+  nginx_serves "$work/$1" "$port" "$body" "$work/answer.json" || { cat "$work/$1.out" >&2; exit 1; }
+}
+start_nginx nginx nginx_static_conf
+nginx_port=$port
+start_nginx nginx_return nginx_return_conf
+nginx_return_port=$port
 
 # 4. Benchmark: the same wrk settings for both, after a warm-up each.
 to_ms() {  # wrk latency like 512.00us, 1.20ms, 1.01s
   awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
 }
-run_wrk() {  # name port
-  taskset -c "$wrk_cpu" wrk -t1 -c"$connections" -d2s -s "$script" "http://127.0.0.1:$2" >/dev/null
-  taskset -c "$wrk_cpu" wrk -t1 -c"$connections" -d"$duration" --latency -s "$script" "http://127.0.0.1:$2" >"$work/$1.wrk"
+run_wrk() {  # name variable port: prints a line, sets ${variable}_rps
+  local var=$2
+  set -- "$1" "$3"
+  on_wrk_cpu wrk -t1 -c"$connections" -d2s -s "$script" "http://127.0.0.1:$2" >/dev/null
+  on_wrk_cpu wrk -t1 -c"$connections" -d"$duration" --latency -s "$script" "http://127.0.0.1:$2" >"$work/$1.wrk"
   local rps p50 p99 bad
   rps="$(awk '/^Requests\/sec:/ {print $2}' "$work/$1.wrk")"
   p50="$(to_ms "$(awk '$1 == "50%" {print $2}' "$work/$1.wrk")")"
   p99="$(to_ms "$(awk '$1 == "99%" {print $2}' "$work/$1.wrk")")"
   bad="$(awk '/^  Non-2xx or 3xx responses:/ {print $5}' "$work/$1.wrk")"
-  printf '%-7s req/s %10.0f   p50 %7.3f ms   p99 %7.3f ms   non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${bad:-0}"
-  eval "${1}_rps=$rps"
+  printf '%-13s req/s %10.0f   p50 %7.3f ms   p99 %7.3f ms   non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${bad:-0}"
+  printf -v "${var}_rps" '%s' "$rps"
 }
 
-echo "answer: $(wc -c <"$work/answer.json") bytes; wrk -t1 -c$connections -d$duration --latency; server on cpu $server_cpu, wrk on cpu $wrk_cpu"
+where="unpinned"
+[ "$pin" = 1 ] && where="servers on cpu $server_cpu, wrk on cpu $wrk_cpu"
+echo "answer: $(wc -c <"$work/answer.json") bytes; wrk -t1 -c$connections -d$duration --latency; $where"
+echo "host: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus"
 for round in $(seq 1 "$rounds"); do
   [ "$rounds" -gt 1 ] && echo "round $round"
-  run_wrk nginx "$nginx_port"
-  run_wrk reprox "$reprox_port"
-  awk -v r="$reprox_rps" -v n="$nginx_rps" 'BEGIN { printf "ratio reprox/nginx: %.3f\n", r / n }'
+  run_wrk nginx-file nginx_file "$nginx_port"
+  run_wrk nginx-return nginx_return "$nginx_return_port"
+  run_wrk reprox reprox "$reprox_port"
+  run_wrk reprox-rules reprox_rules "$rules_port"
+  awk -v r="$reprox_rps" -v rr="$reprox_rules_rps" -v f="$nginx_file_rps" -v m="$nginx_return_rps" 'BEGIN {
+    printf "ratio reprox/nginx-file: %.3f   reprox/nginx-return: %.3f   reprox-rules/nginx-return: %.3f   rules/no-rules: %.3f\n",
+           r / f, r / m, rr / m, rr / r }'
 done

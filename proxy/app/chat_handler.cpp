@@ -1,6 +1,7 @@
 #include "proxy/app/chat_handler.hpp"
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 
@@ -20,6 +21,37 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 
+
+// Appends "name: value\r\n".
+void add_field(std::string& out, std::string_view name, std::string_view value) {
+  out.append(name).append(": ").append(value).append("\r\n");
+}
+
+// The head fields of a whole answer from the cache or a finished flight, as
+// add_key_headers() and the tier, age and content type would set them.
+std::string answer_fields(const ChatContext& c, const char* cache, int64_t age_seconds, int64_t ttl_s,
+                          const std::string& tier) {
+  std::string f;
+  f.reserve(256);
+  if (c.request.stream) {
+    add_field(f, "Content-Type", "text/event-stream");
+    add_field(f, "Cache-Control", "no-cache");
+  } else {
+    add_field(f, "Content-Type", "application/json");
+  }
+  add_field(f, "x-reprox-cache", cache);
+  add_field(f, "x-reprox-key", c.key.key);
+  char number[24];
+  add_field(f, "x-reprox-seed", std::string_view(number, size_t(std::to_chars(number, number + 24, c.key.seed).ptr - number)));
+  if (cache == std::string_view("bypass")) add_field(f, "x-reprox-cache-reason", c.cacheability.reason);
+  if (ttl_s >= 0)
+    add_field(f, "x-reprox-ttl", std::string_view(number, size_t(std::to_chars(number, number + 24, ttl_s).ptr - number)));
+  if (!c.prepared->sampling_mode.empty()) add_field(f, "x-reprox-fallback", "greedy");
+  if (age_seconds >= 0)
+    add_field(f, "Age", std::string_view(number, size_t(std::to_chars(number, number + 24, age_seconds).ptr - number)));
+  if (!tier.empty()) add_field(f, "x-reprox-tier", tier);
+  return f;
+}
 
 // `ttl_s`: on a hit, what the entry has left; on a stored miss, the TTL it
 // gets; -1 when nothing is stored.
@@ -79,26 +111,17 @@ std::shared_ptr<const std::string> completion_tail(const StoredGeneration& gen) 
 void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const char* cache, int64_t age_seconds,
                             int64_t ttl_s, const std::string& tier = "") {
   auto meta = api::fresh_meta(c.model_id, c.fingerprint);
-  if (c.request.stream) {
-    http::response<http::string_body> res{http::status::ok, 11};
-    res.set(http::field::content_type, "text/event-stream");
-    res.set(http::field::cache_control, "no-cache");
-    add_key_headers(res.base(), c, cache, ttl_s);
-    if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
-    if (!tier.empty()) res.set("x-reprox-tier", tier);
-    res.body() = api::render_stream(meta, *gen, c.request.include_usage);
-    c.responder->respond(std::move(res));
-  } else {
-    Response res{http::status::ok, 11};
-    res.set(http::field::content_type, "application/json");
-    add_key_headers(res.base(), c, cache, ttl_s);
-    if (age_seconds >= 0) res.set(http::field::age, std::to_string(age_seconds));
-    if (!tier.empty()) res.set("x-reprox-tier", tier);
-    res.body() = api::render_completion_from_tail(meta, *completion_tail(gen));
-    c.responder->respond(std::move(res));
-  }
+  RenderedAnswer answer;
+  answer.fields = answer_fields(c, cache, age_seconds, ttl_s, tier);
+  answer.body = c.request.stream ? api::render_stream(meta, *gen, c.request.include_usage)
+                                 : api::render_completion_from_tail(meta, *completion_tail(gen));
+  c.responder->respond_rendered(std::move(answer));
   c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());
-  log_chat(c, ChatOutcome{cache, tier, &gen->usage, 200, "", ttl_s});
+  if (c.app.audit_log) {
+    // A Redis hit's usage is read from its bytes: logging never decodes it.
+    const Usage usage = gen.encoded() ? gen.encoded()->usage() : gen->usage;
+    log_chat(c, ChatOutcome{cache, tier, &usage, 200, "", ttl_s});
+  }
 }
 
 // Follows a Flight for one client. Lives on the session's strand: every
@@ -361,6 +384,12 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
   if (c->cacheability.bypass()) return generate_and_answer(c, false);
   if (!c->cacheability.readable) return generate_and_answer(c, true);
 
+  // The memory tier answers inline, with no callback to allocate: the hit
+  // path. (The tiered store would look there first too.)
+  if (app.memory) {
+    Lookup local = app.memory->lookup(c->key.key, now_unix_ms());
+    if (local.status == LookupStatus::hit) return answer_lookup(c, local);
+  }
   // The answer (and, for Redis, its decoding) runs on this request's executor.
   auto post = [ex = c->responder->executor()](std::function<void()> task) { net::dispatch(ex, std::move(task)); };
   app.store->get_on(c->key.key, std::move(post), [c](Lookup lookup) { answer_lookup(c, lookup); });

@@ -12,11 +12,16 @@ namespace {
 // Records the status of whatever answer goes out, then passes it on.
 class CountingResponder final : public Responder {
  public:
-  CountingResponder(std::shared_ptr<Responder> inner, Metrics& metrics, std::string endpoint)
-      : inner_(std::move(inner)), metrics_(metrics), endpoint_(std::move(endpoint)) {}
+  // `endpoint`: a string literal (the route table's path or "other").
+  CountingResponder(std::shared_ptr<Responder> inner, Metrics& metrics, const char* endpoint)
+      : inner_(std::move(inner)), metrics_(metrics), endpoint_(endpoint) {}
   void respond(Response&& response) override {
     metrics_.request(endpoint_, response.result_int());
     inner_->respond(std::move(response));
+  }
+  void respond_rendered(RenderedAnswer&& answer) override {
+    metrics_.request(endpoint_, int(answer.status));
+    inner_->respond_rendered(std::move(answer));
   }
   void stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) override {
     metrics_.request(endpoint_, head.result_int());
@@ -28,7 +33,7 @@ class CountingResponder final : public Responder {
  private:
   std::shared_ptr<Responder> inner_;
   Metrics& metrics_;
-  std::string endpoint_;
+  const char* endpoint_;
 };
 
 api::ApiError method_not_allowed(std::string_view method) {

@@ -84,14 +84,14 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(ne
   }
 }
 
-void Metrics::request(const std::string& endpoint, int code) {
+void Metrics::request(std::string_view endpoint, int code) {
   thread_local std::array<ThreadSeries<prometheus::Counter>, 16> mine;
-  auto& t = mine[(std::hash<std::string>()(endpoint) + unsigned(code)) % mine.size()];
+  auto& t = mine[(std::hash<std::string_view>()(endpoint) + unsigned(code)) % mine.size()];
   if (t.owner != id_ || t.code != code || t.label != endpoint) {
     std::lock_guard lock(mutex_);
-    auto& slot = request_cache_[{endpoint, code}];
-    if (!slot) slot = &requests_->Add({{"endpoint", endpoint}, {"code", std::to_string(code)}});
-    t = {id_, code, endpoint, slot};
+    auto& slot = request_cache_[{std::string(endpoint), code}];
+    if (!slot) slot = &requests_->Add({{"endpoint", std::string(endpoint)}, {"code", std::to_string(code)}});
+    t = {id_, code, std::string(endpoint), slot};
   }
   t.series->Increment();
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace reprox {
 
@@ -20,7 +21,7 @@ class Metrics {
  public:
   Metrics();
 
-  void request(const std::string& endpoint, int code);
+  void request(std::string_view endpoint, int code);
   void lookup(const char* result);  // hit | miss | bypass | coalesced
   void seed_injected() { seed_injected_->Increment(); }
   void request_duration(const char* cache, double seconds);

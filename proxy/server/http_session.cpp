@@ -170,9 +170,54 @@ void HttpSession::respond(Response&& response) {
   // the connection's thread) or is posted.
   auto owned = std::make_unique<Response>(std::move(response));
   net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(owned)]() mutable {
-    if (self->closed_ || !self->in_request_ || self->response_ || self->head_) return;
+    if (self->closed_ || !self->in_request_ || self->response_ || self->rendered_ || self->head_) return;
     self->response_ = std::move(r);
     self->write_response();
+  });
+}
+
+void HttpSession::respond_rendered(RenderedAnswer&& answer) {
+  auto owned = std::make_unique<RenderedAnswer>(std::move(answer));
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), r = std::move(owned)]() mutable {
+    if (self->closed_ || !self->in_request_ || self->response_ || self->rendered_ || self->head_) return;
+    self->rendered_ = std::move(r);
+    self->write_rendered();
+  });
+}
+
+// The head as serialize_head() writes it for a Response with the same
+// fields, Content-Length and keep-alive: one sized buffer, filled by memcpy.
+void HttpSession::write_rendered() {
+  watching_ = false;
+  const RenderedAnswer& a = *rendered_;
+  char status[16], length[24];
+  auto status_end = std::to_chars(status, status + sizeof status, a.status).ptr;
+  auto length_end = std::to_chars(length, length + sizeof length, a.body.size()).ptr;
+  auto reason = http::obsolete_reason(http::int_to_status(a.status));
+  constexpr std::string_view kLength = "Content-Length: ", kClose = "Connection: close\r\n";
+  const size_t size = 9 + size_t(status_end - status) + 1 + reason.size() + 2 + a.fields.size() + kLength.size() +
+                      size_t(length_end - length) + 2 + (keep_alive_ ? 0 : kClose.size()) + 2;
+  head_bytes_.resize(size);
+  char* p = head_bytes_.data();
+  auto put = [&p](std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  };
+  put("HTTP/1.1 ");
+  put(std::string_view(status, size_t(status_end - status)));
+  put(" ");
+  put(std::string_view(reason.data(), reason.size()));
+  put("\r\n");
+  put(a.fields);
+  put(kLength);
+  put(std::string_view(length, size_t(length_end - length)));
+  put("\r\n");
+  if (!keep_alive_) put(kClose);
+  put("\r\n");
+  stream_.expires_after(options_.write_timeout);
+  std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_), net::buffer(a.body)};
+  net::async_write(stream_, buffers, [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
+    self->on_written(ec, ka);
   });
 }
 
@@ -193,6 +238,7 @@ void HttpSession::write_response() {
 
 void HttpSession::on_written(beast::error_code ec, bool keep_alive) {
   response_.reset();
+  rendered_.reset();
   if (ec) return close_now();
   finish_answer(keep_alive);
 }
@@ -256,7 +302,7 @@ void HttpSession::close_now() {
 
 void HttpSession::stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) {
   net::dispatch(stream_.get_executor(), [self = shared_from_this(), h = std::move(head), source]() mutable {
-    if (self->closed_ || !self->in_request_ || self->response_ || self->head_) {
+    if (self->closed_ || !self->in_request_ || self->response_ || self->rendered_ || self->head_) {
       source->abort();
       return;
     }

@@ -40,6 +40,7 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   void drain();
 
   void respond(Response&& response) override;
+  void respond_rendered(RenderedAnswer&& answer) override;
   void stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) override;
   void on_disconnect(std::function<void()> gone) override;
   ConnectionStrand executor() override { return stream_.get_executor(); }
@@ -53,6 +54,7 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   void on_read(beast::error_code ec);
   void reject(http::status status, const std::string& message, const char* type);
   void write_response();
+  void write_rendered();
   void on_written(beast::error_code ec, bool keep_alive);
   void finish_answer(bool keep_alive);
   void close_gracefully();
@@ -81,6 +83,7 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   uint64_t answer_seq_ = 0;  // stale-handler guard for disconnect watches
 
   std::unique_ptr<Response> response_;
+  std::unique_ptr<RenderedAnswer> rendered_;  // the answer being written, when it came rendered
   std::string head_bytes_;  // the serialized head of response_ or head_ while it is written
   std::unique_ptr<http::response<http::empty_body>> head_;
   std::shared_ptr<StreamSource> source_;

@@ -26,10 +26,26 @@ class StreamSource {
   virtual void abort() = 0;
 };
 
+// A whole answer whose head is rendered already: `fields` holds every
+// field but Content-Length and Connection as "Name: value\r\n" lines (the
+// session adds those two). The cache-hit path answers this way: no Beast
+// field is allocated, set or walked.
+struct RenderedAnswer {
+  unsigned status = 200;
+  std::string fields;
+  std::string body;
+};
+
+// Parses `answer.fields` into a Response (for responders without a
+// rendered path of their own).
+Response to_response(RenderedAnswer&& answer);
+
 class Responder {
  public:
   virtual ~Responder() = default;
   virtual void respond(Response&& response) = 0;
+  // As respond(); the default goes through to_response().
+  virtual void respond_rendered(RenderedAnswer&& answer) { respond(to_response(std::move(answer))); }
   // Sends `head` with chunked transfer encoding, then the source's bytes.
   virtual void stream(http::response<http::empty_body>&& head, std::shared_ptr<StreamSource> source) = 0;
   // Calls `gone` (on the strand) if the client disconnects before the
