@@ -115,13 +115,36 @@ where="unpinned"
 [ "$pin" = 1 ] && where="servers on cpu $server_cpu, wrk on cpu $wrk_cpu"
 echo "answer: $(wc -c <"$work/answer.json") bytes; wrk -t1 -c$connections -d$duration --latency; $where"
 echo "host: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus"
+# Each round runs the four servers in a rotated order (placement and warmth
+# favour no one) and prints its ratios; the medians over rounds close.
+servers=("nginx-file nginx_file $nginx_port" "nginx-return nginx_return $nginx_return_port"
+         "reprox reprox $reprox_port" "reprox-rules reprox_rules $rules_port")
+ratios=()
 for round in $(seq 1 "$rounds"); do
   [ "$rounds" -gt 1 ] && echo "round $round"
-  run_wrk nginx-file nginx_file "$nginx_port"
-  run_wrk nginx-return nginx_return "$nginx_return_port"
-  run_wrk reprox reprox "$reprox_port"
-  run_wrk reprox-rules reprox_rules "$rules_port"
-  awk -v r="$reprox_rps" -v rr="$reprox_rules_rps" -v f="$nginx_file_rps" -v m="$nginx_return_rps" 'BEGIN {
-    printf "ratio reprox/nginx-file: %.3f   reprox/nginx-return: %.3f   reprox-rules/nginx-return: %.3f   rules/no-rules: %.3f\n",
-           r / f, r / m, rr / m, rr / r }'
+  for i in 0 1 2 3; do
+    # shellcheck disable=SC2086
+    run_wrk ${servers[$(( (i + round - 1) % 4 ))]}
+  done
+  line="$(awk -v r="$reprox_rps" -v rr="$reprox_rules_rps" -v f="$nginx_file_rps" -v m="$nginx_return_rps" \
+    'BEGIN { printf "%.3f %.3f %.3f %.3f", r / f, r / m, rr / m, rr / r }')"
+  ratios+=("$line")
+  read -r a b c d <<<"$line"
+  echo "ratio reprox/nginx-file: $a   reprox/nginx-return: $b   reprox-rules/nginx-return: $c   rules/no-rules: $d"
 done
+if [ "$rounds" -gt 1 ]; then
+  printf '%s\n' "${ratios[@]}" | awk '
+    { for (i = 1; i <= 4; i++) v[i, NR] = $i }
+    END {
+      split("reprox/nginx-file reprox/nginx-return reprox-rules/nginx-return rules/no-rules", name, " ")
+      printf "median over %d rounds:", NR
+      for (i = 1; i <= 4; i++) {
+        n = 0
+        for (r = 1; r <= NR; r++) a[++n] = v[i, r]
+        for (x = 1; x <= n; x++) for (y = x + 1; y <= n; y++) if (a[y] < a[x]) { t = a[x]; a[x] = a[y]; a[y] = t }
+        m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        printf "   %s %.3f", name[i], m
+      }
+      printf "\n"
+    }'
+fi

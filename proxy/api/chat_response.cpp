@@ -1,6 +1,8 @@
 #include "proxy/api/chat_response.hpp"
 
+#include <charconv>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <random>
 #include <utility>
@@ -10,30 +12,39 @@
 namespace reprox::api {
 
 std::string new_completion_id() {
-  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  // 64 letters and digits (two of them twice), indexed by 6 random bits: an
+  // id is unique, not a secret, and this costs a few instructions a digit.
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789ab";
+  // splitmix64 over a per-thread state seeded once from the OS.
+  thread_local uint64_t state = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  auto next = [] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
   char id[9 + 24] = {'c', 'h', 'a', 't', 'c', 'm', 'p', 'l', '-'};
   uint64_t bits = 0;
   for (int i = 0; i < 24; ++i) {
-    if (i % 10 == 0) bits = rng();  // 10 base-62 digits per 64 random bits
-    id[9 + i] = alphabet[bits % 62];
-    bits /= 62;
+    if (i % 10 == 0) bits = next();  // 10 digits per 64 random bits
+    id[9 + i] = alphabet[bits & 63];
+    bits >>= 6;
   }
   return std::string(id, sizeof id);  // one allocation, not one per growth
 }
 
 ResponseMeta fresh_meta(const std::string& model, const std::string& system_fingerprint) {
   using namespace std::chrono;
-  return ResponseMeta{new_completion_id(), duration_cast<seconds>(system_clock::now().time_since_epoch()).count(),
+  return ResponseMeta{new_completion_id(), unix_seconds_now(),
                       model, system_fingerprint};
 }
 
 namespace {
 
 void write_head(std::string& out, const ResponseMeta& meta, const char* object) {
-  out += "{\"id\":";
-  json::write_string(out, meta.id);
-  out += ",\"object\":\"";
+  out += "{\"id\":\"";
+  out += meta.id;  // letters, digits and '-' only (new_completion_id): nothing to escape
+  out += "\",\"object\":\"";
   out += object;
   out += "\",\"created\":";
   json::write_int(out, meta.created);
@@ -151,6 +162,36 @@ std::string render_completion_from_tail(const ResponseMeta& meta, const std::str
   write_head(out, meta, "chat.completion");
   out += tail;
   return out;
+}
+
+std::string render_completion_suffix(const std::string& model, const std::string& fingerprint,
+                                     const std::string& tail) {
+  std::string out;
+  out.reserve(48 + model.size() + fingerprint.size() + tail.size());
+  out += ",\"model\":";
+  json::write_string(out, model);
+  out += ",\"system_fingerprint\":";
+  json::write_string(out, fingerprint);
+  out += tail;
+  return out;
+}
+
+std::string render_completion_from_suffix(std::string_view id, int64_t created, const std::string& suffix) {
+  static constexpr std::string_view kOpen = "{\"id\":\"", kObject = "\",\"object\":\"chat.completion\",\"created\":";
+  char number[24];
+  const size_t digits = size_t(std::to_chars(number, number + sizeof number, created).ptr - number);
+  std::string out(kOpen.size() + id.size() + kObject.size() + digits + suffix.size(), '\0');
+  char* p = out.data();
+  for (std::string_view part : {kOpen, id, kObject, std::string_view(number, digits), std::string_view(suffix)}) {
+    std::memcpy(p, part.data(), part.size());
+    p += part.size();
+  }
+  return out;
+}
+
+int64_t unix_seconds_now() {
+  using namespace std::chrono;
+  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
 }
 
 std::string render_completion_tail(const Generation& gen) {

@@ -13,7 +13,7 @@
 namespace reprox::api {
 
 struct ResponseMeta {
-  std::string id;       // "chatcmpl-..."
+  std::string id;       // "chatcmpl-" and letters and digits (written without JSON escaping)
   int64_t created = 0;  // unix seconds
   std::string model;
   std::string system_fingerprint;
@@ -34,6 +34,17 @@ std::string render_completion_tail(const Generation& gen);
 using EventWalk = std::function<void(const std::function<void(const EventView&)>&)>;
 std::string render_completion_tail(uint32_t n_choices, const Usage& usage, const EventWalk& for_each_event);
 std::string render_completion_from_tail(const ResponseMeta& meta, const std::string& tail);
+// The same body in two parts, for answers that repeat one entry: the part
+// after "created" (`,"model":...,"system_fingerprint":...` and the tail),
+// the same for every answer of the entry, and the fresh head in front of it.
+// render_completion_from_suffix(id, created, render_completion_suffix(model,
+// fingerprint, tail)) equals render_completion_from_tail({id, created, model,
+// fingerprint}, tail). `id` must need no JSON escaping (new_completion_id).
+std::string render_completion_suffix(const std::string& model, const std::string& fingerprint,
+                                     const std::string& tail);
+std::string render_completion_from_suffix(std::string_view id, int64_t created, const std::string& suffix);
+// Unix seconds now, as fresh_meta() stamps `created`.
+int64_t unix_seconds_now();
 
 // Streaming: one `data: {...}\n\n` event. `first_of_choice` adds the
 // assistant role to the delta, as OpenAI does on a choice's first chunk.

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <cstdint>
 
@@ -22,35 +23,65 @@ using Clock = std::chrono::steady_clock;
 
 
 
-// Appends "name: value\r\n".
-void add_field(std::string& out, std::string_view name, std::string_view value) {
-  out.append(name).append(": ").append(value).append("\r\n");
-}
+// Head fields gathered as views, then written into one string sized once
+// (appending field by field cost more than the rest of the head).
+class FieldList {
+ public:
+  void add(std::string_view name, std::string_view value) {
+    if (n_ < items_.size()) items_[n_++] = {name, value};
+  }
+  // Formats `v` into one of a few owned buffers and adds it.
+  void add_number(std::string_view name, uint64_t v) {
+    if (numbers_used_ == kNumbers) return;
+    char* buf = numbers_[numbers_used_++];
+    add(name, std::string_view(buf, size_t(std::to_chars(buf, buf + 24, v).ptr - buf)));
+  }
+  std::string render() const {
+    size_t size = 0;
+    for (size_t i = 0; i < n_; ++i) size += items_[i].first.size() + 2 + items_[i].second.size() + 2;
+    std::string out(size, '\0');
+    char* p = out.data();
+    auto put = [&p](std::string_view v) {
+      std::memcpy(p, v.data(), v.size());
+      p += v.size();
+    };
+    for (size_t i = 0; i < n_; ++i) {
+      put(items_[i].first);
+      put(": ");
+      put(items_[i].second);
+      put("\r\n");
+    }
+    return out;
+  }
 
-// The head fields of a whole answer from the cache or a finished flight, as
-// add_key_headers() and the tier, age and content type would set them.
+ private:
+  static constexpr size_t kNumbers = 4;
+  std::array<std::pair<std::string_view, std::string_view>, 12> items_;
+  size_t n_ = 0;
+  char numbers_[kNumbers][24];
+  size_t numbers_used_ = 0;
+};
+
+// The head fields of a whole answer from the cache or a finished flight:
+// what add_key_headers() sets, plus content type, age and tier.
 std::string answer_fields(const ChatContext& c, const char* cache, int64_t age_seconds, int64_t ttl_s,
                           const std::string& tier) {
-  std::string f;
-  f.reserve(256);
+  FieldList f;
   if (c.request.stream) {
-    add_field(f, "Content-Type", "text/event-stream");
-    add_field(f, "Cache-Control", "no-cache");
+    f.add("Content-Type", "text/event-stream");
+    f.add("Cache-Control", "no-cache");
   } else {
-    add_field(f, "Content-Type", "application/json");
+    f.add("Content-Type", "application/json");
   }
-  add_field(f, "x-reprox-cache", cache);
-  add_field(f, "x-reprox-key", c.key.key);
-  char number[24];
-  add_field(f, "x-reprox-seed", std::string_view(number, size_t(std::to_chars(number, number + 24, c.key.seed).ptr - number)));
-  if (cache == std::string_view("bypass")) add_field(f, "x-reprox-cache-reason", c.cacheability.reason);
-  if (ttl_s >= 0)
-    add_field(f, "x-reprox-ttl", std::string_view(number, size_t(std::to_chars(number, number + 24, ttl_s).ptr - number)));
-  if (!c.prepared->sampling_mode.empty()) add_field(f, "x-reprox-fallback", "greedy");
-  if (age_seconds >= 0)
-    add_field(f, "Age", std::string_view(number, size_t(std::to_chars(number, number + 24, age_seconds).ptr - number)));
-  if (!tier.empty()) add_field(f, "x-reprox-tier", tier);
-  return f;
+  f.add("x-reprox-cache", cache);
+  f.add("x-reprox-key", c.key.key);
+  f.add_number("x-reprox-seed", c.key.seed);
+  if (cache == std::string_view("bypass")) f.add("x-reprox-cache-reason", c.cacheability.reason);
+  if (ttl_s >= 0) f.add_number("x-reprox-ttl", uint64_t(ttl_s));
+  if (!c.prepared->sampling_mode.empty()) f.add("x-reprox-fallback", "greedy");
+  if (age_seconds >= 0) f.add_number("Age", uint64_t(age_seconds));
+  if (!tier.empty()) f.add("x-reprox-tier", tier);
+  return f.render();
 }
 
 // `ttl_s`: on a hit, what the entry has left; on a stored miss, the TTL it
@@ -92,16 +123,22 @@ std::shared_ptr<const std::string> memoized_tail(const std::shared_ptr<const Own
   return slot.tail;
 }
 
-std::shared_ptr<const std::string> completion_tail(const StoredGeneration& gen) {
+// The body after "created" (api::render_completion_suffix): model and
+// fingerprint are the key's, so they are the same for every answer of one
+// entry and are memoized with its tail.
+std::shared_ptr<const std::string> completion_suffix(const ChatContext& c, const StoredGeneration& gen) {
   if (const EncodedGeneration* encoded = gen.encoded()) {
     // A Redis hit: render from the entry's bytes, without decoding them.
-    return memoized_tail(gen.bytes(), [encoded] {
+    return memoized_tail(gen.bytes(), [&c, encoded] {
       auto walk = [encoded](const std::function<void(const EventView&)>& fn) { encoded->for_each_event(fn); };
-      return api::render_completion_tail(encoded->n_choices(), encoded->usage(), walk);
+      return api::render_completion_suffix(c.model_id, c.fingerprint,
+                                           api::render_completion_tail(encoded->n_choices(), encoded->usage(), walk));
     });
   }
   const auto& decoded = gen.shared();
-  return memoized_tail(decoded, [&decoded] { return api::render_completion_tail(*decoded); });
+  return memoized_tail(decoded, [&c, &decoded] {
+    return api::render_completion_suffix(c.model_id, c.fingerprint, api::render_completion_tail(*decoded));
+  });
 }
 
 // Every answer for a key shows that key's model and fingerprint, as live
@@ -110,11 +147,12 @@ std::shared_ptr<const std::string> completion_tail(const StoredGeneration& gen) 
 // apart from id and created.
 void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const char* cache, int64_t age_seconds,
                             int64_t ttl_s, const std::string& tier = "") {
-  auto meta = api::fresh_meta(c.model_id, c.fingerprint);
   RenderedAnswer answer;
   answer.fields = answer_fields(c, cache, age_seconds, ttl_s, tier);
-  answer.body = c.request.stream ? api::render_stream(meta, *gen, c.request.include_usage)
-                                 : api::render_completion_from_tail(meta, *completion_tail(gen));
+  answer.body = c.request.stream
+                    ? api::render_stream(api::fresh_meta(c.model_id, c.fingerprint), *gen, c.request.include_usage)
+                    : api::render_completion_from_suffix(api::new_completion_id(), api::unix_seconds_now(),
+                                                         *completion_suffix(c, gen));
   c.responder->respond_rendered(std::move(answer));
   c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());
   if (c.app.audit_log) {

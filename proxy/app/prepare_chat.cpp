@@ -1,6 +1,8 @@
 #include "proxy/app/prepare_chat.hpp"
 
 #include <array>
+#include <charconv>
+#include <cstring>
 #include <functional>
 
 #include "policies/tenant.hpp"
@@ -17,20 +19,40 @@ namespace {
 // of the inputs (backend, options, rules) are fixed for the process. Bounded: one entry per slot, replaced on collision.
 class PreparedMemo {
  public:
+  // The body, the first Authorization, Cache-Control and x-reprox-namespace
+  // (each length-prefixed; an absent namespace differs from an empty one)
+  // and the fallback's version, in one buffer sized once. The headers are
+  // picked out in one pass over the fields (by their parsed enum), not by
+  // a lookup each.
   static std::string key_of(const Request& request, uint64_t fallback_version) {
-    std::string k;
-    k.reserve(request.body().size() + request[http::field::authorization].size() + 96);
-    auto add = [&k](std::string_view v) {
-      k.append(std::to_string(v.size()));
-      k.push_back(':');
-      k.append(v);
-    };
-    add(request.body());
-    add(request[http::field::authorization]);
-    add(request[http::field::cache_control]);
-    auto ns = request.find("x-reprox-namespace");
-    add(ns == request.end() ? std::string_view("\x01") : std::string_view(ns->value()));
-    k.append(std::to_string(fallback_version));  // a fallback engaging or clearing re-prepares
+    std::string_view parts[4] = {request.body(), {}, {}, "\x01"};
+    bool seen[4] = {true, false, false, false};
+    for (const auto& f : request) {
+      int i = f.name() == http::field::authorization   ? 1
+              : f.name() == http::field::cache_control ? 2
+              : f.name() == http::field::unknown && beast::iequals(f.name_string(), "x-reprox-namespace") ? 3
+                                                        : 0;
+      if (i == 0 || seen[i]) continue;
+      seen[i] = true;
+      parts[i] = std::string_view(f.value().data(), f.value().size());
+    }
+    char numbers[5][24];
+    size_t lengths[5], size = 0;
+    for (int i = 0; i < 5; ++i) {
+      const uint64_t n = i < 4 ? parts[i].size() : fallback_version;
+      lengths[i] = size_t(std::to_chars(numbers[i], numbers[i] + 24, n).ptr - numbers[i]);
+      size += lengths[i] + (i < 4 ? 1 + parts[i].size() : 0);
+    }
+    std::string k(size, '\0');
+    char* p = k.data();
+    for (int i = 0; i < 5; ++i) {
+      std::memcpy(p, numbers[i], lengths[i]);
+      p += lengths[i];
+      if (i == 4) break;  // the version closes the key: a fallback engaging or clearing re-prepares
+      *p++ = ':';
+      std::memcpy(p, parts[i].data(), parts[i].size());
+      p += parts[i].size();
+    }
     return k;
   }
   std::shared_ptr<const PreparedChat> find(const std::string& key) const {

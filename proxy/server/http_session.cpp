@@ -42,6 +42,32 @@ void serialize_head(const http::response_header<>& response, std::string& out) {
   put("\r\n");
 }
 
+void serialize_rendered_head(const RenderedAnswer& a, bool keep_alive, std::string& out) {
+  char status[16], length[24];
+  auto status_end = std::to_chars(status, status + sizeof status, a.status).ptr;
+  auto length_end = std::to_chars(length, length + sizeof length, a.body.size()).ptr;
+  auto reason = http::obsolete_reason(http::int_to_status(a.status));
+  constexpr std::string_view kLength = "Content-Length: ", kClose = "Connection: close\r\n";
+  const size_t size = 9 + size_t(status_end - status) + 1 + reason.size() + 2 + a.fields.size() +
+                      (keep_alive ? 0 : kClose.size()) + kLength.size() + size_t(length_end - length) + 2 + 2;
+  out.resize(size);
+  char* p = out.data();
+  auto put = [&p](std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  };
+  put("HTTP/1.1 ");
+  put(std::string_view(status, size_t(status_end - status)));
+  put(" ");
+  put(std::string_view(reason.data(), reason.size()));
+  put("\r\n");
+  put(a.fields);
+  if (!keep_alive) put(kClose);  // where Beast's keep_alive(false) puts it: before Content-Length
+  put(kLength);
+  put(std::string_view(length, size_t(length_end - length)));
+  put("\r\n\r\n");
+}
+
 HttpSession::HttpSession(ConnectionSocket&& socket, RequestHandler& handler, const ServerOptions& options,
                          std::shared_ptr<ConnectionTracker> tracker)
     : stream_(std::move(socket)), handler_(handler), options_(options), tracker_(std::move(tracker)),
@@ -185,37 +211,11 @@ void HttpSession::respond_rendered(RenderedAnswer&& answer) {
   });
 }
 
-// The head as serialize_head() writes it for a Response with the same
-// fields, Content-Length and keep-alive: one sized buffer, filled by memcpy.
 void HttpSession::write_rendered() {
   watching_ = false;
-  const RenderedAnswer& a = *rendered_;
-  char status[16], length[24];
-  auto status_end = std::to_chars(status, status + sizeof status, a.status).ptr;
-  auto length_end = std::to_chars(length, length + sizeof length, a.body.size()).ptr;
-  auto reason = http::obsolete_reason(http::int_to_status(a.status));
-  constexpr std::string_view kLength = "Content-Length: ", kClose = "Connection: close\r\n";
-  const size_t size = 9 + size_t(status_end - status) + 1 + reason.size() + 2 + a.fields.size() + kLength.size() +
-                      size_t(length_end - length) + 2 + (keep_alive_ ? 0 : kClose.size()) + 2;
-  head_bytes_.resize(size);
-  char* p = head_bytes_.data();
-  auto put = [&p](std::string_view s) {
-    std::memcpy(p, s.data(), s.size());
-    p += s.size();
-  };
-  put("HTTP/1.1 ");
-  put(std::string_view(status, size_t(status_end - status)));
-  put(" ");
-  put(std::string_view(reason.data(), reason.size()));
-  put("\r\n");
-  put(a.fields);
-  put(kLength);
-  put(std::string_view(length, size_t(length_end - length)));
-  put("\r\n");
-  if (!keep_alive_) put(kClose);
-  put("\r\n");
+  serialize_rendered_head(*rendered_, keep_alive_, head_bytes_);
   stream_.expires_after(options_.write_timeout);
-  std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_), net::buffer(a.body)};
+  std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_), net::buffer(rendered_->body)};
   net::async_write(stream_, buffers, [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
     self->on_written(ec, ka);
   });

@@ -28,6 +28,10 @@ class ConnectionTracker;
 // (Response) and of a streamed one (chunked, empty body).
 void serialize_head(const http::response_header<>& response, std::string& out);
 
+// The head of a RenderedAnswer as serialize_head() writes it for the same
+// answer as a Response with keep_alive(keep_alive) and prepare_payload().
+void serialize_rendered_head(const RenderedAnswer& answer, bool keep_alive, std::string& out);
+
 class HttpSession final : public Responder, public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(ConnectionSocket&& socket, RequestHandler& handler, const ServerOptions& options,

@@ -84,5 +84,27 @@ TEST(ResponseHead, MatchesBeastForAStreamHead) {
   EXPECT_NE(out.find("Transfer-Encoding: chunked\r\n"), std::string::npos);
 }
 
+// A rendered answer's head (the cache-hit path) is byte for byte the head
+// Beast writes for the same answer as a Response, open or closing.
+TEST(ResponseHead, RenderedAnswerMatchesBeast) {
+  for (bool keep_alive : {true, false}) {
+    for (unsigned status : {200u, 404u, 504u}) {
+      RenderedAnswer answer;
+      answer.status = status;
+      answer.fields = "Content-Type: application/json\r\nx-reprox-cache: hit\r\nx-reprox-key: " + std::string(64, 'b') +
+                      "\r\nx-reprox-seed: 18446744073709551615\r\nAge: 0\r\nx-reprox-tier: memory\r\n";
+      answer.body = R"({"id":"chatcmpl-2","choices":[]})";
+      std::string rendered;
+      serialize_rendered_head(answer, keep_alive, rendered);
+      Response res = to_response(RenderedAnswer(answer));
+      res.keep_alive(keep_alive);
+      res.prepare_payload();
+      EXPECT_EQ(rendered, beast_head(res)) << status << " keep-alive " << keep_alive;
+      EXPECT_EQ(res["x-reprox-seed"], "18446744073709551615");
+      EXPECT_EQ(res.body(), answer.body);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace reprox
