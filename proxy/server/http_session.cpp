@@ -96,7 +96,7 @@ void HttpSession::do_read() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
   parser_->body_limit(options_.body_limit);
-  stream_.expires_never();
+  stream_expires_never();
   arm_read_deadline();
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
@@ -118,7 +118,7 @@ void HttpSession::on_header(beast::error_code ec) {
       return reject(http::status::expectation_failed, "unsupported Expect header", "invalid_request_error");
     // Tell clients such as curl to send the body now instead of after 1 s.
     auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
-    stream_.expires_after(options_.write_timeout);
+    stream_expires_after(options_.write_timeout);
     net::async_write(stream_, net::buffer(*cont), [self = shared_from_this(), cont](beast::error_code wec, size_t) {
       if (wec) return self->close_now();
       self->read_body();
@@ -129,7 +129,7 @@ void HttpSession::on_header(beast::error_code ec) {
 }
 
 void HttpSession::read_body() {
-  stream_.expires_never();  // the read deadline armed in do_read still runs
+  stream_expires_never();  // the read deadline armed in do_read still runs
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
 }
@@ -137,21 +137,47 @@ void HttpSession::read_body() {
 // The read deadline is a timer of its own, not the stream's expiry: Beast's
 // expiry closes the socket, which would leave no way to send the 408. On
 // expiry the timer only cancels the pending read.
+//
+// The timer is lazy: a request's read only moves read_deadline_at_, and the
+// timer, armed at most once per read_timeout, re-arms itself for the later
+// deadline when it finds one (or stops when no read is running). Arming and
+// cancelling a timer per request cost more than the rest of the head's
+// handling on the cache-hit path.
 void HttpSession::arm_read_deadline() {
-  uint64_t seq = ++read_deadline_seq_;
   read_timed_out_ = false;
-  read_deadline_.expires_after(options_.read_timeout);
+  reading_ = true;
+  read_deadline_at_ = std::chrono::steady_clock::now() + options_.read_timeout;
+  if (!read_timer_pending_ || read_timer_at_ > read_deadline_at_) start_read_timer(read_deadline_at_);
+}
+
+void HttpSession::start_read_timer(std::chrono::steady_clock::time_point at) {
+  const uint64_t seq = ++read_deadline_seq_;  // a wait this replaces completes stale
+  read_timer_pending_ = true;
+  read_timer_at_ = at;
+  read_deadline_.expires_at(at);
   read_deadline_.async_wait([self = shared_from_this(), seq](beast::error_code ec) {
-    if (ec || seq != self->read_deadline_seq_ || self->closed_) return;
+    if (seq != self->read_deadline_seq_) return;
+    self->read_timer_pending_ = false;
+    if (ec || self->closed_ || !self->reading_) return;
+    if (std::chrono::steady_clock::now() < self->read_deadline_at_)
+      return self->start_read_timer(self->read_deadline_at_);
     self->read_timed_out_ = true;
     beast::error_code ignored;
     self->stream_.socket().cancel(ignored);
   });
 }
 
-void HttpSession::stop_read_deadline() {
-  ++read_deadline_seq_;  // a completion already queued becomes stale
-  read_deadline_.cancel();
+void HttpSession::stop_read_deadline() { reading_ = false; }
+
+void HttpSession::stream_expires_after(std::chrono::steady_clock::duration d) {
+  stream_expiry_set_ = true;
+  stream_.expires_after(d);
+}
+
+void HttpSession::stream_expires_never() {
+  if (!stream_expiry_set_) return;  // nothing to cancel: skips a timer-queue walk per read
+  stream_expiry_set_ = false;
+  stream_.expires_never();
 }
 
 void HttpSession::on_read(beast::error_code ec) {
@@ -175,7 +201,7 @@ void HttpSession::on_read(beast::error_code ec) {
   in_request_ = true;
   ++answer_seq_;
   keep_alive_ = parser_->get().keep_alive() && !tracker_->draining();
-  stream_.expires_never();
+  stream_expires_never();
   handler_.handle(parser_->release(), shared_from_this());
 }
 
@@ -214,7 +240,7 @@ void HttpSession::respond_rendered(RenderedAnswer&& answer) {
 void HttpSession::write_rendered() {
   watching_ = false;
   serialize_rendered_head(*rendered_, keep_alive_, head_bytes_);
-  stream_.expires_after(options_.write_timeout);
+  stream_expires_after(options_.write_timeout);
   std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_), net::buffer(rendered_->body)};
   net::async_write(stream_, buffers, [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
     self->on_written(ec, ka);
@@ -225,7 +251,7 @@ void HttpSession::write_response() {
   watching_ = false;
   response_->keep_alive(keep_alive_);
   response_->prepare_payload();
-  stream_.expires_after(options_.write_timeout);
+  stream_expires_after(options_.write_timeout);
   // The head is serialized here into one buffer and sent with the body in
   // one gathered write: Beast's serializer walks a generic buffer sequence
   // per field, which cost more than the whole head on the cache-hit path.
@@ -266,7 +292,7 @@ void HttpSession::close_gracefully() {
   // still sends for a short, bounded while, then close.
   auto sink = std::make_shared<std::array<char, 4096>>();
   auto budget = std::make_shared<size_t>(1 << 20);
-  stream_.expires_after(std::chrono::seconds(2));
+  stream_expires_after(std::chrono::seconds(2));
   auto step = std::make_shared<std::function<void(beast::error_code, size_t)>>();
   *step = [self = shared_from_this(), sink, budget, step](beast::error_code rec, size_t n) {
     if (rec || n >= *budget) {
@@ -284,6 +310,9 @@ void HttpSession::close_now() {
   if (closed_) return;
   closed_ = true;
   stop_read_deadline();
+  ++read_deadline_seq_;
+  read_timer_pending_ = false;
+  read_deadline_.cancel();  // the session need not live until the timer's expiry
   if (source_) {
     source_->abort();
     source_.reset();
@@ -312,7 +341,7 @@ void HttpSession::stream(http::response<http::empty_body>&& head, std::shared_pt
     self->source_ = std::move(source);
     self->stream_done_ = false;
     self->source_drained_ = false;
-    self->stream_.expires_after(self->options_.write_timeout);
+    self->stream_expires_after(self->options_.write_timeout);
     serialize_head(*self->head_, self->head_bytes_);
     net::async_write(self->stream_, net::buffer(self->head_bytes_),
                      [self](beast::error_code ec, size_t) { self->on_stream_head(ec); });
@@ -340,7 +369,7 @@ void HttpSession::pump() {
   auto self = shared_from_this();
   if (source_drained_) {  // the body is complete: send the terminating chunk
     chunk_writing_ = true;
-    stream_.expires_after(options_.write_timeout);
+    stream_expires_after(options_.write_timeout);
     net::async_write(stream_, http::make_chunk_last(), [self](beast::error_code ec, size_t) { self->on_chunk(ec, true); });
     return;
   }
@@ -352,7 +381,7 @@ void HttpSession::pump() {
     return;  // else wait for the next wake
   }
   chunk_writing_ = true;
-  stream_.expires_after(options_.write_timeout);
+  stream_expires_after(options_.write_timeout);
   net::async_write(stream_, http::make_chunk(net::const_buffer(chunk_.data(), chunk_.size())),
                    [self](beast::error_code ec, size_t) { self->on_chunk(ec, false); });
 }

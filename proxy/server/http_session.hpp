@@ -54,7 +54,12 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   void on_header(beast::error_code ec);
   void read_body();
   void arm_read_deadline();
+  void start_read_timer(std::chrono::steady_clock::time_point at);
   void stop_read_deadline();
+  // The stream's own expiry (writes, the graceful close); expires_never()
+  // only when one was set.
+  void stream_expires_after(std::chrono::steady_clock::duration d);
+  void stream_expires_never();
   void on_read(beast::error_code ec);
   void reject(http::status status, const std::string& message, const char* type);
   void write_response();
@@ -80,6 +85,11 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
       read_deadline_;  // one request's whole read (header and body)
   uint64_t read_deadline_seq_ = 0;   // stale-completion guard for read_deadline_
   bool read_timed_out_ = false;
+  bool reading_ = false;             // a request is being read: its deadline applies
+  std::chrono::steady_clock::time_point read_deadline_at_;  // when the current read times out
+  bool read_timer_pending_ = false;  // read_deadline_ has a wait in flight...
+  std::chrono::steady_clock::time_point read_timer_at_;     // ...that ends then
+  bool stream_expiry_set_ = false;   // stream_ has an expiry (not "never")
 
   bool keep_alive_ = true;
   bool in_request_ = false;  // between reading a request and finishing its answer

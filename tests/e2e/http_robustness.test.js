@@ -49,6 +49,23 @@ test('HTTP robustness', async (t) => {
     assertErrorJson(only(res, 408));
   });
 
+  // The read deadline is a lazy timer: requests on one connection only move
+  // it. Requests spread over several read timeouts all succeed, and a slow
+  // request after them still gets its 408 in time.
+  await t.test('keep-alive requests over several read timeouts, then a slow one gets 408', async () => {
+    const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    const chunks = [];
+    for (let i = 0; i < 8; i++) chunks.push(get, { delayMs: 250 });
+    chunks.push('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const res = await h.rawExchange(port, chunks, { idleMs: 5000 });
+    const answers = h.parseResponses(res.text);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200, 200, 200, 408]);
+    assert.ok(res.closed, 'the server closed the connection');
+    // The deadline runs from when the server waits for the request: the
+    // answer to the eighth (~1750 ms) plus the read timeout (600 ms).
+    assert.ok(res.closedAfterMs >= 1750 + 500 && res.closedAfterMs < 1750 + 3500, `closed after ${res.closedAfterMs} ms`);
+  });
+
   await t.test('a connection that sends nothing is closed silently after the read timeout', async () => {
     const res = await h.rawExchange(port, [], { idleMs: 5000 });
     assert.ok(res.closed);
