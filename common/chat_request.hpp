@@ -34,6 +34,7 @@ struct CacheDirectives {
   std::optional<int64_t> max_age_seconds;  // from Cache-Control only
   bool only_if_cached = false;              // from Cache-Control only
   std::optional<std::string> ns;            // namespace
+  bool near = true;                         // false (body "near": false): no near-duplicate matching
 };
 
 struct ChatRequest {

@@ -60,6 +60,14 @@ const std::vector<RuleKey>& rule_keys() {
       {"max_ttl", {Kind::seconds, 1}, [](R& r, const Value& v) { r.max_ttl_s = int64_t(std::get<uint64_t>(v)); }},
       {"cache", {Kind::boolean}, [](R& r, const Value& v) { r.cache = std::get<bool>(v); }},
       {"tools", {Kind::boolean}, [](R& r, const Value& v) { r.tools = std::get<bool>(v); }},
+      {"near", {Kind::text},
+       [](R& r, const Value& v) {
+         const auto& mode = std::get<std::string>(v);
+         if (mode != "off" && mode != "shadow" && mode != "serve")
+           throw std::invalid_argument("cache.rule.near: must be \"off\", \"shadow\" or \"serve\", got \"" + mode + "\"");
+         r.near = mode;
+       }},
+      {"near_threshold", {Kind::fraction}, [](R& r, const Value& v) { r.near_threshold = std::get<double>(v); }},
   };
   return keys;
 }
@@ -148,7 +156,7 @@ class FileLoader {
       }
     }
     problems_.add(line, "unknown key cache.rule." + name +
-                            " (rule keys: model, namespace, tenant, route, ttl, max_ttl, cache, tools)");
+                            " (rule keys: model, namespace, tenant, route, ttl, max_ttl, cache, tools, near, near_threshold)");
     return false;
   }
 

@@ -28,6 +28,8 @@ struct CacheRuleConfig {
   std::optional<int64_t> max_ttl_s;  // unset: 7 days; requests and hot-key steps never go past it
   bool cache = true;                 // false: matching requests bypass the cache
   bool tools = true;                 // false: requests that carry tools are not stored
+  std::string near = "off";          // near-duplicate matching: "off", "shadow" or "serve"
+  double near_threshold = 0.95;      // cosine similarity of the last user messages
   std::string source;                // "FILE:LINE" of the rule, for explain and config check
 };
 

@@ -305,7 +305,8 @@ std::string format_rule(const CacheRuleConfig& rule) {
       << ", tenant = " << quoted(rule.tenant) << ", route = " << quoted(rule.route);
   if (rule.ttl_s) out << ", ttl = " << *rule.ttl_s;
   if (rule.max_ttl_s) out << ", max_ttl = " << *rule.max_ttl_s;
-  out << ", cache = " << (rule.cache ? "true" : "false") << ", tools = " << (rule.tools ? "true" : "false") << " }";
+  out << ", cache = " << (rule.cache ? "true" : "false") << ", tools = " << (rule.tools ? "true" : "false")
+      << ", near = " << quoted(rule.near) << ", near_threshold = " << rule.near_threshold << " }";
   return out.str();
 }
 

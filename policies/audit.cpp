@@ -1,5 +1,8 @@
 #include "policies/audit.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <vector>
 
 namespace reprox::policy {
@@ -30,7 +33,31 @@ bool differ(std::string* why, std::string text) {
   return false;
 }
 
+std::vector<std::string> tokens_of(const Generation& g) {
+  std::vector<std::string> out;
+  for (const Choice& c : choices_of(g)) {
+    size_t i = 0;
+    while (i < c.text.size()) {
+      while (i < c.text.size() && std::isspace(static_cast<unsigned char>(c.text[i]))) ++i;
+      size_t start = i;
+      while (i < c.text.size() && !std::isspace(static_cast<unsigned char>(c.text[i]))) ++i;
+      if (i > start) out.push_back(c.text.substr(start, i - start));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
+
+double answer_similarity(const Generation& a, const Generation& b) {
+  const std::vector<std::string> ta = tokens_of(a), tb = tokens_of(b);
+  if (ta.empty() && tb.empty()) return 1.0;
+  std::vector<std::string> both;
+  std::set_intersection(ta.begin(), ta.end(), tb.begin(), tb.end(), std::back_inserter(both));
+  return double(both.size()) / double(ta.size() + tb.size() - both.size());
+}
 
 bool same_answer(const Generation& a, const Generation& b, std::string* why) {
   if (a.system_fingerprint != b.system_fingerprint)

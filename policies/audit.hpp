@@ -16,4 +16,9 @@ namespace reprox::policy {
 // part of the answer. On a difference, `why` (when given) names the first one.
 bool same_answer(const Generation& a, const Generation& b, std::string* why = nullptr);
 
+// How alike two answers' texts are, token by token: the Jaccard index of
+// their whitespace-separated tokens (all choices together), in [0, 1]; 1
+// for the same text, 1 for two empty texts.
+double answer_similarity(const Generation& a, const Generation& b);
+
 }  // namespace reprox::policy

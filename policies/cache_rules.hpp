@@ -19,12 +19,19 @@ namespace reprox::policy {
 
 inline constexpr int64_t kDefaultMaxTtlSeconds = 7 * 24 * 3600;
 
+// Near-duplicate matching of the last user message (see near_key.hpp):
+// off; shadow (compute the near-hit, serve the exact path, count whether
+// the answers agree); serve (answer an exact miss from the nearest entry).
+enum class NearMode { off, shadow, serve };
+
 struct CacheRule {
   std::string model = "*", ns = "*", tenant = "*", route = "*";
   int64_t ttl_s = 3600;                        // TTL of a stored answer
   int64_t max_ttl_s = kDefaultMaxTtlSeconds;   // no request or hot-key step goes past it
   bool cache = true;                           // false: bypass the cache
   bool tools = true;                           // false: requests with tools are not stored
+  NearMode near = NearMode::off;
+  double near_threshold = 0.95;                // cosine similarity of the last user messages
   std::string name = "default";                // "FILE:LINE" or "default", for explain and logs
 };
 

@@ -18,6 +18,7 @@ std::string explain_json(const Explanation& e) {
     o.emplace_back("ttl_reason", e.ttl->why);
   }
   if (!e.sampling_mode.empty()) o.emplace_back("mode", e.sampling_mode);
+  for (const auto& member : e.extra) o.push_back(member);
   return json::dump(json::Value(std::move(o)));
 }
 

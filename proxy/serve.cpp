@@ -11,6 +11,8 @@
 #include "proxy/backend/upstream_backend.hpp"
 #include "proxy/cache/redis/redis_counter.hpp"
 #include "proxy/cache/redis/redis_flight_lock.hpp"
+#include "proxy/cache/memory_near_index.hpp"
+#include "proxy/cache/redis/redis_near_index.hpp"
 #include "proxy/cache/tiered_store.hpp"
 #include "proxy/server/server.hpp"
 
@@ -206,6 +208,9 @@ void apply_cache_policy(const Config& config, AppOptions& o) {
     r.max_ttl_s = c.max_ttl_s.value_or(std::max<int64_t>(r.ttl_s, policy::kDefaultMaxTtlSeconds));
     r.cache = c.cache;
     r.tools = c.tools;
+    r.near = c.near == "serve" ? policy::NearMode::serve : c.near == "shadow" ? policy::NearMode::shadow
+                                                                             : policy::NearMode::off;
+    r.near_threshold = c.near_threshold;
     r.name = c.source.empty() ? "rule " + std::to_string(o.rules.size() + 1) : c.source;
     o.rules.push_back(std::move(r));
   }
@@ -219,10 +224,24 @@ struct PolicyParts {
   std::unique_ptr<HotKeys> hot_keys;
   std::unique_ptr<GreedyFallback> fallback;
   std::unique_ptr<AuditLog> audit_log;
+  std::unique_ptr<NearIndex> near_index;
 };
 
-PolicyParts make_policy_parts(const Config& config, Metrics& metrics, AppContext& app) {
+// The near-duplicate index, when a rule turns near matching on: in Redis
+// beside the entries with a shared tier, else in memory.
+std::unique_ptr<NearIndex> make_near_index(const AppOptions& o, RedisStore* redis) {
+  bool any = false;
+  for (const auto& rule : o.rules) any = any || rule.near != policy::NearMode::off;
+  if (!any) return nullptr;
+  spdlog::info("near-duplicate matching on for some rules; candidate index in {}", redis ? "Redis" : "memory");
+  if (redis) return std::make_unique<RedisNearIndex>(*redis);
+  return std::make_unique<MemoryNearIndex>();
+}
+
+PolicyParts make_policy_parts(const Config& config, Metrics& metrics, RedisStore* redis, AppContext& app) {
   PolicyParts p;
+  p.near_index = make_near_index(app.options, redis);
+  app.near_index = p.near_index.get();
   if (config.hot_hits > 0) {
     p.hot_keys = std::make_unique<HotKeys>(policy::HotKeyPolicy{config.hot_hits, config.hot_window});
     app.hot_keys = p.hot_keys.get();
@@ -285,7 +304,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   app.options.shared_cache = config.shared_cache;
   app.options.admin_token = config.admin_token;
   apply_cache_policy(config, app.options);
-  PolicyParts policy_parts = make_policy_parts(config, metrics, app);
+  PolicyParts policy_parts = make_policy_parts(config, metrics, tiers.redis.get(), app);
   app.metrics = &metrics;
   app.memory = &memory;
   std::unique_ptr<RedisFlightLock> flight_lock = wire_cache(config, memory, tiers, app);

@@ -231,6 +231,9 @@ Check read_cache(const json::Value& body, ChatRequest& req) {
   if (auto e = read_cache_flag(*cache, "no-cache", "no_cache", req.cache.no_cache)) return e;
   if (auto e = read_cache_flag(*cache, "no-store", "no_store", req.cache.no_store)) return e;
   if (auto e = checks::read_integer(*cache, "ttl", "cache.ttl", 0, kMaxInt, req.cache.ttl_seconds)) return e;
+  std::optional<bool> near;
+  if (auto e = checks::read_bool(*cache, "near", "cache.near", near)) return e;
+  req.cache.near = near.value_or(true);
   return checks::read_string(*cache, "namespace", "cache.namespace", req.cache.ns);
 }
 

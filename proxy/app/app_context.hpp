@@ -17,6 +17,7 @@
 #include "proxy/backend/backend.hpp"
 #include "proxy/cache/cache_store.hpp"
 #include "proxy/cache/hot_keys.hpp"
+#include "proxy/cache/near_index.hpp"
 #include "proxy/cache/memory_store.hpp"
 #include "proxy/cache/redis/redis_flight_lock.hpp"
 #include "proxy/cache/redis/redis_store.hpp"
@@ -67,6 +68,7 @@ struct AppContext {
   ReproAuditor* auditor = nullptr;      // null: no reproducibility audits
   GreedyFallback* fallback = nullptr;   // null: never falls back (no audits)
   HotKeys* hot_keys = nullptr;          // null: hot-key extension off
+  NearIndex* near_index = nullptr;      // null: no rule has near matching on
   AuditLog* audit_log = nullptr;        // null: no audit or access log
   std::function<bool()> draining;       // healthz 503 while draining
   std::function<std::string()> health_detail;  // "ok" | "degraded"

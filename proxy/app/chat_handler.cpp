@@ -12,7 +12,9 @@
 #include "proxy/api/cache_control.hpp"
 #include "proxy/api/chat_request_parser.hpp"
 #include "proxy/api/chat_response.hpp"
+#include "proxy/app/answer_fields.hpp"
 #include "proxy/app/http_util.hpp"
+#include "proxy/app/near_flow.hpp"
 #include "proxy/app/request_log.hpp"
 
 namespace reprox {
@@ -20,69 +22,6 @@ namespace reprox {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-
-
-// Head fields gathered as views, then written into one string sized once
-// (appending field by field cost more than the rest of the head).
-class FieldList {
- public:
-  void add(std::string_view name, std::string_view value) {
-    if (n_ < items_.size()) items_[n_++] = {name, value};
-  }
-  // Formats `v` into one of a few owned buffers and adds it.
-  void add_number(std::string_view name, uint64_t v) {
-    if (numbers_used_ == kNumbers) return;
-    char* buf = numbers_[numbers_used_++];
-    add(name, std::string_view(buf, size_t(std::to_chars(buf, buf + 24, v).ptr - buf)));
-  }
-  std::string render() const {
-    size_t size = 0;
-    for (size_t i = 0; i < n_; ++i) size += items_[i].first.size() + 2 + items_[i].second.size() + 2;
-    std::string out(size, '\0');
-    char* p = out.data();
-    auto put = [&p](std::string_view v) {
-      std::memcpy(p, v.data(), v.size());
-      p += v.size();
-    };
-    for (size_t i = 0; i < n_; ++i) {
-      put(items_[i].first);
-      put(": ");
-      put(items_[i].second);
-      put("\r\n");
-    }
-    return out;
-  }
-
- private:
-  static constexpr size_t kNumbers = 4;
-  std::array<std::pair<std::string_view, std::string_view>, 12> items_;
-  size_t n_ = 0;
-  char numbers_[kNumbers][24];
-  size_t numbers_used_ = 0;
-};
-
-// The head fields of a whole answer from the cache or a finished flight:
-// what add_key_headers() sets, plus content type, age and tier.
-std::string answer_fields(const ChatContext& c, const char* cache, int64_t age_seconds, int64_t ttl_s,
-                          const std::string& tier) {
-  FieldList f;
-  if (c.request.stream) {
-    f.add("Content-Type", "text/event-stream");
-    f.add("Cache-Control", "no-cache");
-  } else {
-    f.add("Content-Type", "application/json");
-  }
-  f.add("x-reprox-cache", cache);
-  f.add("x-reprox-key", c.key.key);
-  f.add_number("x-reprox-seed", c.key.seed);
-  if (cache == std::string_view("bypass")) f.add("x-reprox-cache-reason", c.cacheability.reason);
-  if (ttl_s >= 0) f.add_number("x-reprox-ttl", uint64_t(ttl_s));
-  if (!c.prepared->sampling_mode.empty()) f.add("x-reprox-fallback", "greedy");
-  if (age_seconds >= 0) f.add_number("Age", uint64_t(age_seconds));
-  if (!tier.empty()) f.add("x-reprox-tier", tier);
-  return f.render();
-}
 
 // `ttl_s`: on a hit, what the entry has left; on a stored miss, the TTL it
 // gets; -1 when nothing is stored.
@@ -145,8 +84,10 @@ std::shared_ptr<const std::string> completion_suffix(const ChatContext& c, const
 // streams must (they start before the backend reports its own fingerprint at
 // completion): a miss, its followers and later hits then agree byte for byte
 // apart from id and created.
+}  // namespace
+
 void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const char* cache, int64_t age_seconds,
-                            int64_t ttl_s, const std::string& tier = "") {
+                            int64_t ttl_s, const std::string& tier) {
   RenderedAnswer answer;
   answer.fields = answer_fields(c, cache, age_seconds, ttl_s, tier);
   answer.body = c.request.stream
@@ -161,6 +102,8 @@ void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const c
     log_chat(c, ChatOutcome{cache, tier, &usage, 200, "", ttl_s});
   }
 }
+
+namespace {
 
 // Follows a Flight for one client. Lives on the session's strand: every
 // notice from the flight is posted there. For a stream it is also the
@@ -325,6 +268,8 @@ void start_once_across_instances(const std::shared_ptr<ChatContext>& c, const st
   });
 }
 
+}  // namespace
+
 void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
   AppContext& app = c->app;
   const bool writable = c->cacheability.writable;
@@ -335,15 +280,14 @@ void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
   CacheStore* store = app.store;
   std::string key = c->key.key;
   std::string ns = c->request.cache.ns.value_or("");
-  auto make = [&] {
-    return std::make_shared<Flight>(key, c->model_id, ns, n, &app.flights,
-                                    [=](std::shared_ptr<const Generation> gen) {
-                                      metrics->tokens(gen->usage.prompt_tokens, gen->usage.completion_tokens,
-                                                      gen->usage.cached_tokens);
-                                      if (writable && store && policy::response_cacheable(*gen, response_policy).store)
-                                        store->put(key, gen, ttl);
-                                    });
+  AppContext* a = &app;
+  auto on_done = [=, prepared = c->prepared, shadow = c->near_shadow](std::shared_ptr<const Generation> gen) {
+    metrics->tokens(gen->usage.prompt_tokens, gen->usage.completion_tokens, gen->usage.cached_tokens);
+    const bool stored = writable && store && policy::response_cacheable(*gen, response_policy).store;
+    if (stored) store->put(key, gen, ttl);
+    near_after_generation(*a, *prepared, *gen, stored, ttl, shadow);
   };
+  auto make = [&] { return std::make_shared<Flight>(key, c->model_id, ns, n, &app.flights, on_done); };
   std::shared_ptr<Flight> flight;
   bool leader = true;
   if (coalesce) {
@@ -362,8 +306,6 @@ void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
   if (coalesce && writable && app.flight_lock) return start_once_across_instances(c, flight);
   start_generation(c, flight);
 }
-
-}  // namespace
 
 
 namespace {
@@ -404,7 +346,7 @@ void answer_lookup(const std::shared_ptr<ChatContext>& c, Lookup& lookup) {
     log_chat(*c, ChatOutcome{"miss", "", nullptr, err.status, err.code, -1});
     return respond_error(*c->responder, err);
   }
-  generate_and_answer(c, true);
+  after_exact_miss(c);
 }
 
 }  // namespace

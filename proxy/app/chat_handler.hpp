@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "proxy/app/app_context.hpp"
+#include "proxy/app/near_match.hpp"
 #include "proxy/app/prepare_chat.hpp"
 #include "proxy/server/responder.hpp"
 
@@ -39,8 +40,23 @@ struct ChatContext {
   const std::string& tenant;
   const std::string& authorization;
   const std::chrono::steady_clock::time_point started;
+  // Near-duplicate matching, set on the request's strand before it is
+  // answered: the entry it is answered from (serve), or the would-be
+  // near-hit's answer to compare with the generation (shadow).
+  std::optional<NearCandidate> near_hit;
+  std::shared_ptr<const Generation> near_shadow;
+  std::optional<NearCandidate> near_shadow_match;
 };
 
 void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> responder);
+
+// The parts of the chat path that near-duplicate matching reuses.
+// Answers with `gen` (on the request's strand); `ttl_s` and `age_seconds`
+// as in answer_fields(); `tier` "" for a generation.
+void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const char* cache, int64_t age_seconds,
+                            int64_t ttl_s, const std::string& tier = "");
+// Generates the answer (a miss): joined to an identical generation in
+// flight when `coalesce`, else on its own (bypass).
+void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce);
 
 }  // namespace reprox

@@ -126,6 +126,7 @@ std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& re
   kc.effective_max_tokens = policy::effective_max_tokens(out.request, app.backend->default_max_tokens(out.model_id));
   kc.sampling_mode = out.sampling_mode;
   out.key = policy::make_key(out.request, kc);
+  out.key_context = std::move(kc);
   return std::nullopt;
 }
 

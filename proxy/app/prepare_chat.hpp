@@ -23,6 +23,7 @@ inline constexpr const char* kGreedyFallbackMode = "greedy-fallback";
 struct PreparedChat {
   api::ChatRequest request;  // cache directives merged; temperature 0 under the greedy fallback
   policy::KeyResult key;
+  policy::KeyContext key_context;  // what `key` was made with (near matching keys the context too)
   policy::Cacheability cacheability;
   const policy::CacheRule* rule = nullptr;  // into AppOptions (rules or default_rule)
   policy::TtlDecision ttl;

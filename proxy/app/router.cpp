@@ -1,7 +1,9 @@
 #include "proxy/app/router.hpp"
 
 #include "policies/explain.hpp"
+#include "policies/near_key.hpp"
 #include "proxy/app/chat_handler.hpp"
+#include "proxy/app/near_match.hpp"
 #include "proxy/app/http_util.hpp"
 #include "common/json.hpp"
 
@@ -96,12 +98,53 @@ void handle_metrics(AppContext& app, Responder& r) {
   r.respond(std::move(res));
 }
 
-void handle_explain(AppContext& app, const Request& req, Responder& r) {
-  PreparedChat prepared;
-  if (auto err = prepare_chat(app, req, prepared)) return respond_error(r, *err);
-  r.respond(json_response(200, policy::explain_json(policy::Explanation{
-                                   prepared.key, prepared.cacheability, prepared.rule, &prepared.ttl,
-                                   prepared.sampling_mode})));
+const char* near_mode_name(policy::NearMode m) {
+  return m == policy::NearMode::serve ? "serve" : m == policy::NearMode::shadow ? "shadow" : "off";
+}
+
+// The "near" member of explain: the mode, the normalized last user message,
+// the candidates with their similarity and any guard's veto, the match.
+json::Value near_json(const PreparedChat& p, const NearProbe& probe, const NearReport& report) {
+  json::Object o;
+  o.emplace_back("mode", near_mode_name(p.rule->near));
+  o.emplace_back("threshold", p.rule->near_threshold);
+  o.emplace_back("context_key", probe.query.context_key);
+  o.emplace_back("normalized", report.normalized);
+  json::Array candidates;
+  for (const NearCandidate& c : report.candidates) {
+    json::Object item;
+    item.emplace_back("key", c.key);
+    item.emplace_back("similarity", c.similarity);
+    if (!c.veto.empty()) {
+      item.emplace_back("vetoed_by", c.veto);
+      item.emplace_back("why", c.why);
+    }
+    candidates.emplace_back(json::Value(std::move(item)));
+  }
+  o.emplace_back("candidates", json::Value(std::move(candidates)));
+  o.emplace_back("match", report.match ? json::Value(report.match->key) : json::Value());
+  return json::Value(std::move(o));
+}
+
+void handle_explain(AppContext& app, const Request& req, const std::shared_ptr<Responder>& r) {
+  auto prepared = std::make_shared<PreparedChat>();
+  if (auto err = prepare_chat(app, req, *prepared)) return respond_error(*r, *err);
+  auto answer = [r, prepared](json::Object extra) {
+    const PreparedChat& p = *prepared;
+    policy::Explanation e{p.key, p.cacheability, p.rule, &p.ttl, p.sampling_mode, std::move(extra)};
+    r->respond(json_response(200, policy::explain_json(e)));
+  };
+  const bool near = app.near_index && prepared->rule->near != policy::NearMode::off && prepared->request.cache.near;
+  std::optional<policy::NearQuery> query;
+  if (near) query = policy::near_query(prepared->request, prepared->key_context);
+  if (!query) return answer({});
+  auto probe = std::make_shared<NearProbe>(near_probe(std::move(*query)));
+  find_near(*app.near_index, *probe, prepared->rule->near_threshold, prepared->key.key,
+            [answer, prepared, probe](NearReport report) {
+              json::Object extra;
+              extra.emplace_back("near", near_json(*prepared, *probe, report));
+              answer(std::move(extra));
+            });
 }
 
 bool admin_authorized(const AppContext& app, const Request& req);
@@ -230,7 +273,7 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   }
   if (path == "/healthz") return handle_health(app_, *r);
   if (path == "/metrics") return handle_metrics(app_, *r);
-  if (path == "/reprox/v1/explain") return handle_explain(app_, request, *r);
+  if (path == "/reprox/v1/explain") return handle_explain(app_, request, r);
   if (path == "/reprox/v1/purge") return handle_purge(app_, request, r);
   if (path == "/reprox/v1/fallback/clear") return handle_fallback_clear(app_, request, *r);
   // /tokenize, /detokenize, /apply-template

@@ -18,6 +18,8 @@ const prometheus::Histogram::BucketBoundaries kLatencyBuckets{
 const prometheus::Histogram::BucketBoundaries kTtlBuckets{60,    300,    900,    3600,   4 * 3600,
                                                            21600, 86400, 3 * 86400, 7 * 86400};
 
+const prometheus::Histogram::BucketBoundaries kSimilarityBuckets{0.5, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99, 1.0};
+
 std::atomic<uint64_t> next_metrics_id{1};
 
 // Per thread, the labelled series the thread used last, so that counting a
@@ -60,6 +62,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(ne
   batch_passes_ = &BuildCounter().Name("reprox_engine_passes_total").Help("Engine model passes (one per batch step)").Register(*registry_).Add({});
   batch_rows_ = &BuildCounter().Name("reprox_engine_batch_rows_total").Help("Sequences computed, summed over engine passes").Register(*registry_).Add({});
   batch_preemptions_ = &BuildCounter().Name("reprox_engine_preemptions_total").Help("Sequences preempted for KV working memory").Register(*registry_).Add({});
+  near_hits_ = &BuildCounter().Name("reprox_cache_near_hits_total").Help("Exact misses answered from a near-duplicate entry").Register(*registry_).Add({});
+  near_similarity_ = &BuildHistogram().Name("reprox_near_similarity").Help("Similarity of the last user messages of served near-hits").Register(*registry_).Add({}, kSimilarityBuckets);
+  near_shadow_ = &BuildCounter().Name("reprox_near_shadow_total").Help("Shadow near matching: whether the would-be near-hit's answer was the same").Register(*registry_);
+  for (const char* outcome : {"same", "different", "vetoed", "none"}) near_shadow_->Add({{"outcome", outcome}});
+  near_answer_similarity_ = &BuildHistogram().Name("reprox_near_shadow_answer_similarity").Help("Token similarity of the generated answer and the would-be near-hit's").Register(*registry_).Add({}, kSimilarityBuckets);
   ttl_extensions_ = &BuildCounter().Name("reprox_cache_ttl_extensions_total").Help("Hot entries whose TTL was extended").Register(*registry_).Add({});
   ttl_remaining_ = &BuildHistogram().Name("reprox_cache_ttl_remaining_seconds").Help("TTL an entry had left when it was hit").Register(*registry_).Add({}, kTtlBuckets);
   fallback_active_ = &BuildGauge().Name("reprox_repro_fallback_active").Help("1 while a model's answers fall back to greedy decoding").Register(*registry_);
@@ -72,6 +79,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(ne
   miss_ = &lookups_->Add({{"result", "miss"}});
   bypass_ = &lookups_->Add({{"result", "bypass"}});
   coalesced_ = &lookups_->Add({{"result", "coalesced"}});
+  near_hit_lookups_ = &lookups_->Add({{"result", "near-hit"}});
   // Every family shows its known series from the start, at zero, so a
   // scrape lists each metric name even before the first event.
   for (const char* cache : {"hit", "miss", "bypass", "coalesced"})
@@ -100,6 +108,7 @@ void Metrics::lookup(const char* result) {
   if (!std::strcmp(result, "hit")) hit_->Increment();
   else if (!std::strcmp(result, "miss")) miss_->Increment();
   else if (!std::strcmp(result, "bypass")) bypass_->Increment();
+  else if (!std::strcmp(result, "near-hit")) near_hit_lookups_->Increment();
   else coalesced_->Increment();
 }
 
@@ -160,6 +169,16 @@ void Metrics::batch_state(double running, double waiting, double passes_total, d
     if (totals[i] > batch_seen_[i]) counters[i]->Increment(totals[i] - batch_seen_[i]);
     batch_seen_[i] = std::max(batch_seen_[i], totals[i]);
   }
+}
+
+void Metrics::near_hit(double similarity) {
+  near_hits_->Increment();
+  near_similarity_->Observe(similarity);
+}
+
+void Metrics::near_shadow(const char* outcome, double answer_similarity) {
+  near_shadow_->Add({{"outcome", outcome}}).Increment();
+  if (answer_similarity >= 0) near_answer_similarity_->Observe(answer_similarity);
 }
 
 void Metrics::fallback_active(const std::string& model, bool engaged) {

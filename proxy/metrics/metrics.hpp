@@ -33,6 +33,11 @@ class Metrics {
   // Hot keys: an entry's TTL extended; the TTL an entry had left when hit.
   void ttl_extension() { ttl_extensions_->Increment(); }
   void ttl_remaining_at_hit(double seconds) { ttl_remaining_->Observe(seconds); }
+  // Near-duplicate matching: a near-hit served (and its similarity); a
+  // shadow outcome (same | different | vetoed | none) with the answers'
+  // token similarity when there was a would-be near-hit (else < 0).
+  void near_hit(double similarity);
+  void near_shadow(const char* outcome, double answer_similarity);
   // The greedy fallback's state per model (1 engaged, 0 not).
   void fallback_active(const std::string& model, bool engaged);
   // The audit log's totals, refreshed before each scrape.
@@ -78,6 +83,11 @@ class Metrics {
   prometheus::Counter* batch_rows_;
   prometheus::Counter* batch_preemptions_;
   double batch_seen_[3] = {0, 0, 0};  // passes, rows, preemptions already counted
+  prometheus::Counter* near_hits_;
+  prometheus::Counter* near_hit_lookups_;
+  prometheus::Histogram* near_similarity_;
+  prometheus::Family<prometheus::Counter>* near_shadow_;
+  prometheus::Histogram* near_answer_similarity_;
   prometheus::Counter* ttl_extensions_;
   prometheus::Histogram* ttl_remaining_;
   prometheus::Family<prometheus::Gauge>* fallback_active_;

@@ -64,5 +64,24 @@ TEST(Audit, EveryPartOfTheAnswerCounts) {
   EXPECT_FALSE(same_answer(a, b, &why));
 }
 
+Generation text_of(const std::string& text) {
+  Generation g;
+  GenEvent e;
+  e.delta.content = text;
+  e.finish_reason = "stop";
+  g.events.push_back(e);
+  return g;
+}
+
+// Token similarity of two answers (the shadow comparison of near matching).
+TEST(AnswerSimilarity, JaccardOfTokens) {
+  EXPECT_DOUBLE_EQ(answer_similarity(text_of("a b c"), text_of("a b c")), 1.0);
+  EXPECT_DOUBLE_EQ(answer_similarity(text_of("a b c"), text_of("c  b\na")), 1.0);  // spacing and order
+  EXPECT_DOUBLE_EQ(answer_similarity(text_of("a b c d"), text_of("a b x y")), 2.0 / 6.0);
+  EXPECT_DOUBLE_EQ(answer_similarity(text_of("a b"), text_of("c d")), 0.0);
+  EXPECT_DOUBLE_EQ(answer_similarity(text_of(""), text_of("")), 1.0);
+  EXPECT_DOUBLE_EQ(answer_similarity(text_of(""), text_of("a")), 0.0);
+}
+
 }  // namespace
 }  // namespace reprox::policy
