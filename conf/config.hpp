@@ -91,7 +91,12 @@ struct Config {
   int64_t prefill_chunk = 256;             // most prompt tokens of one sequence per pass
   uint64_t working_kv = 1ull << 30;        // KV bytes of running sequences before preemption
   int64_t engine_queue = 64;               // requests queued for the engine before 429
+  double tenant_queue_share = 1.0;         // the most of the engine queue one API key may hold
   int64_t default_max_tokens = 256;
+  // [tenant]: per API key (tenant) limits on chat requests; 0 is off
+  int64_t tenant_max_concurrent = 0;       // chat requests in progress at once
+  int64_t tenant_rate = 0;                 // requests per second (token bucket)
+  int64_t tenant_burst = 0;                // the bucket's size; 0: the rate
   // [upstream]
   std::string upstream;  // empty: generate with the engine
   std::string upstream_api_key;

@@ -171,6 +171,9 @@ LocalBackendFactory local_backend_factory() {
     o.prefill_chunk = config.prefill_chunk;
     o.working_kv_bytes = static_cast<int64_t>(std::min<uint64_t>(config.working_kv, uint64_t{1} << 62));
     o.queue_capacity = static_cast<size_t>(std::max<int64_t>(config.engine_queue, 1));
+    // A share of 1 (the default) lets a tenant fill the queue.
+    if (config.tenant_queue_share < 1.0)
+      o.tenant_queue_limit = std::max<size_t>(1, size_t(config.tenant_queue_share * double(o.queue_capacity)));
     auto backend = std::make_unique<LocalBackend>(o);
     LocalBackendParts parts;
     parts.text = backend.get();

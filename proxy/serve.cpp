@@ -8,6 +8,7 @@
 
 #include "policies/tenant.hpp"
 #include "proxy/app/router.hpp"
+#include "proxy/app/status_board.hpp"
 #include "proxy/backend/upstream_backend.hpp"
 #include "proxy/cache/redis/redis_counter.hpp"
 #include "proxy/cache/redis/redis_flight_lock.hpp"
@@ -225,6 +226,7 @@ struct PolicyParts {
   std::unique_ptr<GreedyFallback> fallback;
   std::unique_ptr<AuditLog> audit_log;
   std::unique_ptr<NearIndex> near_index;
+  std::unique_ptr<TenantLimiter> tenant_limits;
 };
 
 // The near-duplicate index, when a rule turns near matching on: in Redis
@@ -242,6 +244,11 @@ PolicyParts make_policy_parts(const Config& config, Metrics& metrics, RedisStore
   PolicyParts p;
   p.near_index = make_near_index(app.options, redis);
   app.near_index = p.near_index.get();
+  TenantLimitOptions limits{config.tenant_max_concurrent, double(config.tenant_rate), double(config.tenant_burst)};
+  if (limits.max_concurrent > 0 || limits.requests_per_second > 0) {
+    p.tenant_limits = std::make_unique<TenantLimiter>(limits);
+    app.tenant_limits = p.tenant_limits.get();
+  }
   if (config.hot_hits > 0) {
     p.hot_keys = std::make_unique<HotKeys>(policy::HotKeyPolicy{config.hot_hits, config.hot_window});
     app.hot_keys = p.hot_keys.get();
@@ -310,6 +317,9 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   std::unique_ptr<RedisFlightLock> flight_lock = wire_cache(config, memory, tiers, app);
   std::unique_ptr<Backend> backend = make_backend(config, pool, make_local, app);
   std::unique_ptr<ReproAuditor> auditor = make_auditor(config, *backend, metrics, app);  // destroyed before the backend
+  StatusBoard status(app);  // GET /reprox/v1/stats and /reprox/status
+  app.status = &status;
+  status.start(pool.main());
 
   Router router(app);
   Server server(pool, so, router);

@@ -44,7 +44,9 @@ trap cleanup EXIT
 
 . "$repo/benchmarks/bench_lib.sh"
 
-on_server_cpu() { if [ "$pin" = 1 ]; then taskset -c "$server_cpu" "$@"; else "$@"; fi; }
+# Servers start as background jobs through this: exec, so that $! is the
+# server itself and the cleanup stops it.
+on_server_cpu() { if [ "$pin" = 1 ]; then exec taskset -c "$server_cpu" "$@"; else exec "$@"; fi; }
 on_wrk_cpu() { if [ "$pin" = 1 ]; then taskset -c "$wrk_cpu" "$@"; else "$@"; fi; }
 
 # 1. The scripted upstream and two reprox instances (one I/O thread each):

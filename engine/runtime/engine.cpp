@@ -40,7 +40,7 @@ std::string make_system_fingerprint(const std::string& weights_fingerprint, cons
   return "fp_" + hex(digest, 8);
 }
 
-Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std::max<size_t>(options_.queue_capacity, 1)) {
+Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std::max<size_t>(options_.queue_capacity, 1), options_.tenant_queue_limit) {
   LoadOptions lo;
   lo.device = options_.device;
   lo.threads = options_.threads;
@@ -135,8 +135,12 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
                        "the prompt plus max_tokens (times n) needs more KV memory than this engine's working_kv "
                        "allows; lower max_tokens or n"};
   const sched::RequestId id = next_request_id_++;
-  if (queue_.push(id, std::move(job)) != sched::PushResult::kOk)
-    return EngineError{EngineErrc::kQueueFull, "the engine queue is full; retry shortly"};
+  switch (queue_.push(id, std::move(job))) {
+    case sched::PushResult::kOk: break;
+    case sched::PushResult::kKeyFull:
+      return EngineError{EngineErrc::kQueueFull, "this API key's share of the engine queue is full; retry shortly"};
+    default: return EngineError{EngineErrc::kQueueFull, "the engine queue is full; retry shortly"};
+  }
   return std::nullopt;
 }
 

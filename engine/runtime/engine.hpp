@@ -37,6 +37,9 @@ struct EngineOptions {
                                         // KV reuse, whole-prompt prefill, no exactness promise under load)
   int64_t default_max_tokens = 256;
   size_t queue_capacity = 64;       // beyond: 429
+  // The most queued jobs one tenant may hold (0: the whole queue); queued
+  // jobs are taken round-robin across tenants either way.
+  size_t tenant_queue_limit = 0;
   int64_t kv_budget_bytes = 0;      // KV kept for conversation reuse (per tenant, whole blocks); 0 = off
   int32_t kv_block_size = 16;       // tokens per KV block (reuse granularity and working-memory unit)
   int32_t max_conversations_per_user = 10;  // conversations one tenant keeps in the reuse cache
@@ -89,7 +92,10 @@ class Engine {
   int32_t working_blocks_ = 0;
   std::unique_ptr<BatchRunner> runner_;  // engine thread only
   std::atomic<sched::RequestId> next_request_id_{1};
-  sched::RequestQueue<EngineJob> queue_;
+  struct TenantOf {
+    std::string_view operator()(const EngineJob& job) const { return job.tenant; }
+  };
+  sched::RequestQueue<EngineJob, TenantOf> queue_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -14,6 +14,7 @@
 #include "proxy/app/audit_log.hpp"
 #include "proxy/app/greedy_fallback.hpp"
 #include "proxy/app/repro_auditor.hpp"
+#include "proxy/app/tenant_limits.hpp"
 #include "proxy/backend/backend.hpp"
 #include "proxy/cache/cache_store.hpp"
 #include "proxy/cache/hot_keys.hpp"
@@ -26,6 +27,8 @@
 #include "proxy/server/http_types.hpp"
 
 namespace reprox {
+
+class StatusBoard;
 
 struct AppOptions {
   uint64_t default_seed = 42;
@@ -69,7 +72,9 @@ struct AppContext {
   GreedyFallback* fallback = nullptr;   // null: never falls back (no audits)
   HotKeys* hot_keys = nullptr;          // null: hot-key extension off
   NearIndex* near_index = nullptr;      // null: no rule has near matching on
+  TenantLimiter* tenant_limits = nullptr;  // null: no per-tenant limits
   AuditLog* audit_log = nullptr;        // null: no audit or access log
+  StatusBoard* status = nullptr;        // the status page's state; null: /reprox/v1/stats answers 404
   std::function<bool()> draining;       // healthz 503 while draining
   std::function<std::string()> health_detail;  // "ok" | "degraded"
   std::function<void(Metrics&)> before_scrape;  // backend state into metrics (KV reuse)

@@ -100,6 +100,8 @@ void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const c
     // A Redis hit's usage is read from its bytes: logging never decodes it.
     const Usage usage = gen.encoded() ? gen.encoded()->usage() : gen->usage;
     log_chat(c, ChatOutcome{cache, tier, &usage, 200, "", ttl_s});
+  } else {
+    log_chat(c, ChatOutcome{cache, tier, nullptr, 200, "", ttl_s});  // the status page's recent requests
   }
 }
 
@@ -303,7 +305,11 @@ void generate_and_answer(const std::shared_ptr<ChatContext>& c, bool coalesce) {
   auto reader = std::make_shared<FlightReader>(c, flight, cache);
   reader->begin();  // subscribe before the backend starts, so nothing is missed
   if (!leader) return;
-  if (coalesce && writable && app.flight_lock) return start_once_across_instances(c, flight);
+  // Across instances only when an answer another instance stores may serve
+  // this request: never for a refresh (no-cache) or a max-age the stored
+  // entry failed, which must generate.
+  const bool may_replay = c->cacheability.readable && !c->request.cache.max_age_seconds;
+  if (coalesce && writable && may_replay && app.flight_lock) return start_once_across_instances(c, flight);
   start_generation(c, flight);
 }
 
@@ -349,6 +355,28 @@ void answer_lookup(const std::shared_ptr<ChatContext>& c, Lookup& lookup) {
   after_exact_miss(c);
 }
 
+// Takes the tenant's slot, or answers 429 with Retry-After and returns
+// false. Limits apply per API key even with a shared cache.
+bool admit_tenant(ChatContext& c) {
+  const std::string& tenant = c.tenant.empty() ? policy::tenant_of(c.authorization) : c.tenant;
+  TenantLimiter::Admission a = c.app.tenant_limits->admit(tenant);
+  if (a.refusal == TenantLimiter::Refusal::none) {
+    c.tenant_permit = std::move(a.permit);
+    return true;
+  }
+  const bool rate = a.refusal == TenantLimiter::Refusal::rate;
+  c.app.metrics->tenant_rejection(rate ? "rate" : "concurrency", tenant);
+  api::ApiError err{429,
+                    rate ? "this API key is over its request rate; retry after the time in Retry-After"
+                         : "this API key has too many requests in progress; retry shortly",
+                    "requests", "", "rate_limit_exceeded"};
+  log_chat(c, ChatOutcome{"", "", nullptr, err.status, err.code, -1});
+  Response res = json_response(429, err.to_json());
+  res.set(http::field::retry_after, std::to_string(a.retry_after_s));
+  c.responder->respond(std::move(res));
+  return false;
+}
+
 }  // namespace
 
 void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> responder) {
@@ -359,6 +387,7 @@ void handle_chat(AppContext& app, Request&& request, std::shared_ptr<Responder> 
     return respond_error(*responder, *err);
   }
   auto c = std::make_shared<ChatContext>(app, responder, std::move(prepared), started);
+  if (app.tenant_limits && !admit_tenant(*c)) return;
   if (c->key.seed_injected) app.metrics->seed_injected();
 
   if (c->cacheability.bypass()) return generate_and_answer(c, false);

@@ -43,6 +43,7 @@ struct ChatContext {
   // Near-duplicate matching, set on the request's strand before it is
   // answered: the entry it is answered from (serve), or the would-be
   // near-hit's answer to compare with the generation (shadow).
+  std::shared_ptr<void> tenant_permit;  // the tenant's concurrency slot, held until the context goes
   std::optional<NearCandidate> near_hit;
   std::shared_ptr<const Generation> near_shadow;
   std::optional<NearCandidate> near_shadow_match;

@@ -3,6 +3,7 @@
 #include "policies/canonical_key.hpp"
 #include "proxy/app/audit_record.hpp"
 #include "proxy/app/chat_handler.hpp"
+#include "proxy/app/status_board.hpp"
 
 namespace reprox {
 
@@ -23,11 +24,16 @@ void emit(AuditLog& log, const AuditRecord& record) {
 
 void log_chat(const ChatContext& c, const ChatOutcome& o) {
   AuditLog* log = c.app.audit_log;
-  if (!log) return;
+  if (!log && !c.app.status) return;
   const PreparedChat& p = *c.prepared;
+  const double latency_ms = elapsed_ms(c.started);
+  const char* cache = o.status == 200 ? o.cache : "error";
+  if (c.app.status) c.app.status->record(c.started, latency_ms, p.tenant, p.key.key, o.status, cache, o.tier);
+  if (!log) return;
   AuditRecord r;
-  r.latency_ms = elapsed_ms(c.started);
-  r.time_ms = now_unix_ms() - int64_t(r.latency_ms);
+  r.latency_ms = latency_ms;
+  r.time_ms = now_unix_ms() - int64_t(latency_ms);
+  r.cache = cache;
   r.key = p.key.key;
   r.tenant = p.tenant;
   r.model = p.model_id;
@@ -36,7 +42,6 @@ void log_chat(const ChatContext& c, const ChatOutcome& o) {
   r.params = audit_params(p.request, policy::effective_max_tokens(p.request, c.app.backend->default_max_tokens(p.model_id)));
   r.mode = p.sampling_mode.empty() ? "sampled" : p.sampling_mode;
   r.fingerprint = p.fingerprint;
-  r.cache = o.status == 200 ? o.cache : "error";
   r.tier = std::string(o.tier);
   r.rule = p.rule ? p.rule->name : "default";
   r.ttl_s = o.ttl_s;
@@ -53,10 +58,13 @@ void log_chat(const ChatContext& c, const ChatOutcome& o) {
 }
 
 void log_rejected_chat(AppContext& app, const api::ApiError& error, Clock::time_point started) {
+  if (!app.audit_log && !app.status) return;
+  const double latency_ms = elapsed_ms(started);
+  if (app.status) app.status->record(started, latency_ms, "", "", error.status, "error", "");
   if (!app.audit_log) return;
   AuditRecord r;
-  r.latency_ms = elapsed_ms(started);
-  r.time_ms = now_unix_ms() - int64_t(r.latency_ms);
+  r.latency_ms = latency_ms;
+  r.time_ms = now_unix_ms() - int64_t(latency_ms);
   r.mode = "sampled";
   r.cache = "error";
   r.rule = "";

@@ -1,6 +1,7 @@
 // The audit log and access log entries of chat requests: one per request,
 // written when its answer is complete (or has failed). Renders only what
-// the configured logs take; a no-op without an AuditLog.
+// the configured logs take; also feeds the status page's recent requests
+// (AppContext::status) when there is one.
 //
 // Threading: the request's own executor; the AuditLog queues without
 // blocking.

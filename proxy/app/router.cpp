@@ -4,6 +4,7 @@
 #include "policies/near_key.hpp"
 #include "proxy/app/chat_handler.hpp"
 #include "proxy/app/near_match.hpp"
+#include "proxy/app/status_endpoints.hpp"
 #include "proxy/app/http_util.hpp"
 #include "common/json.hpp"
 
@@ -246,6 +247,7 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
       {"/healthz", http::verb::get},              {"/metrics", http::verb::get},
       {"/reprox/v1/explain", http::verb::post},   {"/reprox/v1/purge", http::verb::post},
       {"/reprox/v1/fallback/clear", http::verb::post},
+      {"/reprox/v1/stats", http::verb::get},      {"/reprox/status", http::verb::get},
       {"/tokenize", http::verb::post},            {"/detokenize", http::verb::post},
       {"/apply-template", http::verb::post},
   };
@@ -276,6 +278,8 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   if (path == "/reprox/v1/explain") return handle_explain(app_, request, r);
   if (path == "/reprox/v1/purge") return handle_purge(app_, request, r);
   if (path == "/reprox/v1/fallback/clear") return handle_fallback_clear(app_, request, *r);
+  if (path == "/reprox/v1/stats") return handle_stats(app_, request, *r, admin_authorized(app_, request));
+  if (path == "/reprox/status") return handle_status_page(app_, request, *r, admin_authorized(app_, request));
   // /tokenize, /detokenize, /apply-template
   if (app_.text) {
     auto [status, body] = app_.text->call(std::string(path), request.body());

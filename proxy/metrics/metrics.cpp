@@ -62,6 +62,8 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(ne
   batch_passes_ = &BuildCounter().Name("reprox_engine_passes_total").Help("Engine model passes (one per batch step)").Register(*registry_).Add({});
   batch_rows_ = &BuildCounter().Name("reprox_engine_batch_rows_total").Help("Sequences computed, summed over engine passes").Register(*registry_).Add({});
   batch_preemptions_ = &BuildCounter().Name("reprox_engine_preemptions_total").Help("Sequences preempted for KV working memory").Register(*registry_).Add({});
+  tenant_rejections_ = &BuildCounter().Name("reprox_tenant_rejections_total").Help("Chat requests refused by a per-tenant limit").Register(*registry_);
+  for (const char* reason : {"concurrency", "rate"}) tenant_rejections_->Add({{"reason", reason}, {"tenant", "other"}});
   near_hits_ = &BuildCounter().Name("reprox_cache_near_hits_total").Help("Exact misses answered from a near-duplicate entry").Register(*registry_).Add({});
   near_similarity_ = &BuildHistogram().Name("reprox_near_similarity").Help("Similarity of the last user messages of served near-hits").Register(*registry_).Add({}, kSimilarityBuckets);
   near_shadow_ = &BuildCounter().Name("reprox_near_shadow_total").Help("Shadow near matching: whether the would-be near-hit's answer was the same").Register(*registry_);
@@ -171,6 +173,16 @@ void Metrics::batch_state(double running, double waiting, double passes_total, d
   }
 }
 
+void Metrics::tenant_rejection(const char* reason, const std::string& tenant) {
+  std::string label = tenant.substr(0, 8);
+  std::lock_guard lock(mutex_);
+  if (!tenant_labels_.count(label)) {
+    if (tenant_labels_.size() >= 100) label = "other";
+    else tenant_labels_[label] = 1;
+  }
+  tenant_rejections_->Add({{"reason", reason}, {"tenant", label.empty() ? "none" : label}}).Increment();
+}
+
 void Metrics::near_hit(double similarity) {
   near_hits_->Increment();
   near_similarity_->Observe(similarity);
@@ -193,6 +205,25 @@ void Metrics::audit_log_state(double written_total, double dropped_total) {
     if (totals[i] > audit_log_seen_[i]) counters[i]->Increment(totals[i] - audit_log_seen_[i]);
     audit_log_seen_[i] = std::max(audit_log_seen_[i], totals[i]);
   }
+}
+
+Metrics::Readout Metrics::readout() const {
+  Readout r;
+  r.hit = hit_->Value();
+  r.near_hit = near_hit_lookups_->Value();
+  r.miss = miss_->Value();
+  r.bypass = bypass_->Value();
+  r.coalesced = coalesced_->Value();
+  r.generated_tokens = generated_tokens_->Value();
+  r.kv_reused_tokens = kv_reused_tokens_->Value();
+  r.kv_bytes = kv_bytes_->Value();
+  r.engine_running = batch_running_->Value();
+  r.engine_waiting = batch_waiting_->Value();
+  r.memory_entries = entries_->Add({{"tier", "memory"}}).Value();
+  r.memory_bytes = bytes_->Add({{"tier", "memory"}}).Value();
+  r.redis_entries = entries_->Add({{"tier", "redis"}}).Value();
+  r.redis_bytes = bytes_->Add({{"tier", "redis"}}).Value();
+  return r;
 }
 
 std::string Metrics::render() const {

@@ -37,6 +37,10 @@ class Metrics {
   // shadow outcome (same | different | vetoed | none) with the answers'
   // token similarity when there was a would-be near-hit (else < 0).
   void near_hit(double similarity);
+  // A chat request refused by a tenant limit ("concurrency" | "rate");
+  // labelled by the tenant's first 8 hex digits, at most 100 tenants
+  // (then "other").
+  void tenant_rejection(const char* reason, const std::string& tenant);
   void near_shadow(const char* outcome, double answer_similarity);
   // The greedy fallback's state per model (1 engaged, 0 not).
   void fallback_active(const std::string& model, bool engaged);
@@ -55,6 +59,16 @@ class Metrics {
   void batch_state(double running, double waiting, double passes_total, double rows_total, double preemptions_total);
 
   std::string render() const;  // Prometheus text format
+
+  // Read-only values for the status page (GET /reprox/v1/stats): counters
+  // now, gauges as of their last *_state() call. Any thread.
+  struct Readout {
+    double hit = 0, near_hit = 0, miss = 0, bypass = 0, coalesced = 0;  // cache lookups
+    double generated_tokens = 0, kv_reused_tokens = 0;
+    double kv_bytes = 0, engine_running = 0, engine_waiting = 0;
+    double memory_entries = 0, memory_bytes = 0, redis_entries = 0, redis_bytes = 0;
+  };
+  Readout readout() const;
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -83,6 +97,8 @@ class Metrics {
   prometheus::Counter* batch_rows_;
   prometheus::Counter* batch_preemptions_;
   double batch_seen_[3] = {0, 0, 0};  // passes, rows, preemptions already counted
+  prometheus::Family<prometheus::Counter>* tenant_rejections_;
+  std::map<std::string, int> tenant_labels_;  // guarded by mutex_
   prometheus::Counter* near_hits_;
   prometheus::Counter* near_hit_lookups_;
   prometheus::Histogram* near_similarity_;

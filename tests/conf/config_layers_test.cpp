@@ -145,7 +145,7 @@ TEST(ConfigProvenance, DescribeListsValuesSourcesAndRules) {
   EXPECT_TRUE(has_line("cache.redis = \"redis://u:***@h:6379/1\"", file.path + ":4")) << text;
   EXPECT_TRUE(
       has_line("cache.rule = { model = \"*\", namespace = \"faq\", tenant = \"*\", route = \"*\", "
-               "ttl = 86400, cache = true, tools = true }",
+               "ttl = 86400, cache = true, tools = true, near = \"off\", near_threshold = 0.95 }",
                file.path + ":5"))
       << text;
   EXPECT_EQ(text.find("s3cret"), std::string::npos);

@@ -313,13 +313,15 @@ TEST(ConfigFile, BadCacheRulesAreRejected) {
   };
   const Case cases[] = {
       {"[[cache.rule]]\nmodel = \"x\"\nttll = 5\n",
-       ":3: unknown key cache.rule.ttll (rule keys: model, namespace, tenant, route, ttl, max_ttl, cache, tools)"},
+       ":3: unknown key cache.rule.ttll (rule keys: model, namespace, tenant, route, ttl, max_ttl, cache, tools, near, near_threshold)"},
       {"[[cache.rule]]\nns = \"faq\"\n", ":2: unknown key cache.rule.ns"},
       {"\n[[cache.rule]]\nttl = \"2h\"\nmax_ttl = \"1h\"\n", ":2: cache.rule: ttl 7200 s exceeds max_ttl 3600 s"},
       {"[[cache.rule]]\nttl = \"8d\"\n", ":1: cache.rule: ttl 691200 s exceeds max_ttl 604800 s (the default, 7 days)"},
       {"[[cache.rule]]\nttl = \"5x\"\n", ":2: cache.rule.ttl: bad duration '5x' (units: ms, s, m, h, d)"},
       {"[[cache.rule]]\nmax_ttl = 0\n", ":2: cache.rule.max_ttl must be at least 1 s"},
       {"[[cache.rule]]\ncache = \"no\"\n", ":2: cache.rule.cache must be true or false"},
+      {"[[cache.rule]]\nnear = \"maybe\"\n", ":2: cache.rule.near: must be \"off\", \"shadow\" or \"serve\", got \"maybe\""},
+      {"[[cache.rule]]\nnear_threshold = 1.5\n", ":2: cache.rule.near_threshold"},
       {"[[cache.rule]]\nmodel = 5\n", ":2: cache.rule.model must be a string"},
       {"[cache.rule]\nmodel = \"x\"\n", ":1: cache.rule must be an array of tables: [[cache.rule]]"},
   };

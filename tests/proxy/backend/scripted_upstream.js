@@ -25,6 +25,7 @@
 //     delay_first_ms=N   wait N ms before sending the response header
 //     delay_chunk_ms=N   wait N ms before each chunk after the first
 //     words=N            append N filler words (long streams)
+//     pad=N              make each filler word N characters longer (big chunks)
 //     cut_after=K        destroy the connection after K chunks (no [DONE])
 //     status=N           answer HTTP N with an OpenAI error body
 //                        (message=TEXT, param=NAME override its fields;
@@ -125,7 +126,8 @@ function plan(body, d) {
   const choices = [];
   for (let i = 0; i < n; i++) {
     let text = `seed=${seed} choice=${i} model=${body.model} echo: ${messageText(msgs[msgs.length - 1])}`;
-    for (let w = 1; w <= Number(d.words || 0); w++) text += ` w${w}`;
+    const pad = 'x'.repeat(Math.min(Number(d.pad || 0), 1 << 20));
+    for (let w = 1; w <= Number(d.words || 0); w++) text += ` w${w}${pad}`;
     if (d.nondeterministic) text += ` call${stats.total}`;
     let pieces = text.match(/\s*\S+/g) || [''];
     let finish = 'stop';
