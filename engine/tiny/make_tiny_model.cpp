@@ -55,6 +55,11 @@ class TensorFactory {
     std::vector<float> values(static_cast<size_t>(numel));
     for (float& v : values) v = static_cast<float>(mean + std * rng_.next_normal());
     tensors_.push_back({name, dtype_, std::move(shape), encode_floats(values, dtype_)});
+    report(tensors_.back().bytes.size());
+  }
+  // Ends the progress line, if one was shown.
+  void done() const {
+    if (shown_) std::cerr << "\n";
   }
   // A [out, in] (or GPT-2 Conv1D [in, out]) weight scaled so outputs stay O(1).
   void add_linear(const std::string& name, std::vector<int64_t> shape, int64_t fan_in) {
@@ -63,6 +68,16 @@ class TensorFactory {
   std::vector<TensorToWrite>& tensors() { return tensors_; }
 
  private:
+  // Large shapes take a while: a progress line on a terminal, every 64 MiB.
+  void report(size_t bytes) {
+    bytes_ += bytes;
+    if (bytes_ < next_report_ || !isatty(STDERR_FILENO)) return;
+    next_report_ = bytes_ + (64u << 20);
+    shown_ = true;
+    std::cerr << "\rmake-tiny-model: " << (bytes_ >> 20) << " MiB of weights generated" << std::flush;
+  }
+  size_t bytes_ = 0, next_report_ = 64u << 20;
+  bool shown_ = false;
   RandomNormal rng_;
   DType dtype_;
   std::vector<TensorToWrite> tensors_;
@@ -289,6 +304,7 @@ void make_tiny_model(const TinyModelOptions& o) {
   } else {
     add_llama_tensors(s, factory);
   }
+  factory.done();
   write_safetensors((out / "model.safetensors").string(), factory.tensors());
   write_text(out / "config.json", config_json(o, s, eos, bos, torch_dtype, rope_theta));
   std::ostringstream gen;

@@ -32,7 +32,7 @@ void Flight::unsubscribe(uint64_t reader) {
     readers_.erase(std::remove_if(readers_.begin(), readers_.end(),
                                   [&](const auto& r) { return r.first == reader; }),
                    readers_.end());
-    if (readers_.empty() && state_ == FlightState::running) {
+    if (readers_.empty() && state_ == FlightState::running && !completing_) {
       state_ = FlightState::cancelled;
       cancelled = std::move(handle_);
       remove = true;
@@ -86,7 +86,7 @@ void Flight::attach(std::unique_ptr<GenerationHandle> handle) {
 void Flight::on_event(GenEvent event) {
   {
     std::lock_guard lock(mutex_);
-    if (state_ != FlightState::running) return;
+    if (state_ != FlightState::running || completing_) return;
     if (gen_->events.empty())
       first_event_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     gen_->events.push_back(std::move(event));
@@ -98,7 +98,7 @@ void Flight::on_complete(const Usage& usage, const std::string& system_fingerpri
   std::shared_ptr<const Generation> done;
   {
     std::lock_guard lock(mutex_);
-    if (state_ != FlightState::running) return;
+    if (state_ != FlightState::running || completing_) return;
     gen_->usage = usage;
     gen_->system_fingerprint = system_fingerprint;
     gen_->created_unix_ms = now_unix_ms();
@@ -107,16 +107,22 @@ void Flight::on_complete(const Usage& usage, const std::string& system_fingerpri
       error_ = api::ApiError{502, "the backend ended the generation before every choice finished",
                              "upstream_error", "", "incomplete_generation"};
     } else {
-      state_ = FlightState::complete;
-      result_ = gen_;
-      done = result_;
+      completing_ = true;  // still "running" to readers until it is stored and unregistered
+      done = gen_;
     }
     handle_.reset();
   }
-  // Store first, then leave the registry: a request arriving in between
-  // finds the flight (and its result) or the cache entry, never neither.
+  // Store first, then leave the registry, then show the flight complete: a
+  // request arriving meanwhile finds the flight (and its result) or the
+  // cache entry, never neither; and a reader that sees it complete (and
+  // ends its answer) cannot send a request that joins it again.
   if (done && on_complete_) on_complete_(done);
   registry_->remove(key_, this);
+  if (done) {
+    std::lock_guard lock(mutex_);
+    state_ = FlightState::complete;
+    result_ = done;
+  }
   if (on_finish_) on_finish_();
   notify_all();
 }
@@ -124,7 +130,7 @@ void Flight::on_complete(const Usage& usage, const std::string& system_fingerpri
 void Flight::on_error(const api::ApiError& error) {
   {
     std::lock_guard lock(mutex_);
-    if (state_ != FlightState::running) return;
+    if (state_ != FlightState::running || completing_) return;
     state_ = FlightState::failed;
     error_ = error;
     handle_.reset();

@@ -83,6 +83,7 @@ class Flight final : public GenerationSink, public std::enable_shared_from_this<
 
   mutable std::mutex mutex_;
   FlightState state_ = FlightState::running;
+  bool completing_ = false;  // on_complete is storing the result: no other transition
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double first_event_seconds_ = -1;
   std::shared_ptr<Generation> gen_;
