@@ -97,6 +97,8 @@ struct Config {
   int64_t tenant_max_concurrent = 0;       // chat requests in progress at once
   int64_t tenant_rate = 0;                 // requests per second (token bucket)
   int64_t tenant_burst = 0;                // the bucket's size; 0: the rate
+  // [auth]
+  std::string auth_keys_file;  // allowed client keys as SHA-256 hex lines; empty: every client allowed
   // [upstream]
   std::string upstream;  // empty: generate with the engine
   std::string upstream_api_key;

@@ -78,6 +78,7 @@ std::vector<KeySpec> make_table() {
       {"engine.queue", kInt, &C::engine_queue},
       {"engine.default_max_tokens", kInt, &C::default_max_tokens},
       {"engine.tenant_queue_share", kFraction, &C::tenant_queue_share},
+      {"auth.keys_file", kText, &C::auth_keys_file},
       {"tenant.max_concurrent", kInt, &C::tenant_max_concurrent},
       {"tenant.requests_per_second", kInt, &C::tenant_rate},
       {"tenant.burst", kInt, &C::tenant_burst},

@@ -4,7 +4,10 @@
 
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cctype>
+#include <fstream>
 #include <thread>
+#include <unordered_set>
 
 #include "policies/tenant.hpp"
 #include "proxy/app/router.hpp"
@@ -227,7 +230,30 @@ struct PolicyParts {
   std::unique_ptr<AuditLog> audit_log;
   std::unique_ptr<NearIndex> near_index;
   std::unique_ptr<TenantLimiter> tenant_limits;
+  std::unique_ptr<std::unordered_set<std::string>> client_keys;
 };
+
+// [auth] keys_file: one hex SHA-256 of an allowed client key per line ('#'
+// starts a comment). Throws std::runtime_error naming FILE:LINE.
+std::unique_ptr<std::unordered_set<std::string>> load_client_keys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read the client keys file");
+  auto keys = std::make_unique<std::unordered_set<std::string>>();
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    std::string hash = line.substr(first, last - first + 1);
+    for (char& ch : hash) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    if (hash.size() != 64 || hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw std::runtime_error(path + ":" + std::to_string(n) +
+                               ": expected the SHA-256 of a key as 64 hex digits (printf %s KEY | sha256sum)");
+    keys->insert(std::move(hash));
+  }
+  spdlog::info("client keys: {} allowed (from {})", keys->size(), path);
+  return keys;
+}
 
 // The near-duplicate index, when a rule turns near matching on: in Redis
 // beside the entries with a shared tier, else in memory.
@@ -244,6 +270,10 @@ PolicyParts make_policy_parts(const Config& config, Metrics& metrics, RedisStore
   PolicyParts p;
   p.near_index = make_near_index(app.options, redis);
   app.near_index = p.near_index.get();
+  if (!config.auth_keys_file.empty()) {
+    p.client_keys = load_client_keys(config.auth_keys_file);
+    app.client_keys = p.client_keys.get();
+  }
   TenantLimitOptions limits{config.tenant_max_concurrent, double(config.tenant_rate), double(config.tenant_burst)};
   if (limits.max_concurrent > 0 || limits.requests_per_second > 0) {
     p.tenant_limits = std::make_unique<TenantLimiter>(limits);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "policies/cache_policy.hpp"
@@ -73,6 +74,9 @@ struct AppContext {
   HotKeys* hot_keys = nullptr;          // null: hot-key extension off
   NearIndex* near_index = nullptr;      // null: no rule has near matching on
   TenantLimiter* tenant_limits = nullptr;  // null: no per-tenant limits
+  // [auth] keys_file: the hex SHA-256 of every allowed client key; null:
+  // every client may call the API. Fixed for the process.
+  const std::unordered_set<std::string>* client_keys = nullptr;
   AuditLog* audit_log = nullptr;        // null: no audit or access log
   StatusBoard* status = nullptr;        // the status page's state; null: /reprox/v1/stats answers 404
   std::function<bool()> draining;       // healthz 503 while draining

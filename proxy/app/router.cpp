@@ -2,6 +2,7 @@
 
 #include "policies/explain.hpp"
 #include "policies/near_key.hpp"
+#include "policies/tenant.hpp"
 #include "proxy/app/chat_handler.hpp"
 #include "proxy/app/near_match.hpp"
 #include "proxy/app/status_endpoints.hpp"
@@ -188,6 +189,13 @@ void handle_fallback_clear(AppContext& app, const Request& req, Responder& r) {
   r.respond(json_response(200, json::dump(json::Value(std::move(out)))));
 }
 
+// [auth] keys_file: the bearer token's SHA-256 must be on the list.
+bool client_key_allowed(const AppContext& app, const Request& req) {
+  auto auth = req[http::field::authorization];
+  if (auth.empty()) return false;
+  return app.client_keys->count(policy::tenant_of(std::string(auth))) > 0;
+}
+
 bool admin_authorized(const AppContext& app, const Request& req) {
   if (app.options.admin_token.empty()) return false;
   auto auth = req[http::field::authorization];
@@ -238,24 +246,31 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   std::string_view path = target.substr(0, target.find('?'));
   const auto method = request.method();
 
+  // `client`: the API a client key opens (with [auth] keys_file); the
+  // others are open (health, metrics) or take the admin token.
   struct Route {
     const char* path;
     http::verb method;
+    bool client;
   };
   static const Route routes[] = {
-      {"/v1/chat/completions", http::verb::post}, {"/v1/models", http::verb::get},
-      {"/healthz", http::verb::get},              {"/metrics", http::verb::get},
-      {"/reprox/v1/explain", http::verb::post},   {"/reprox/v1/purge", http::verb::post},
-      {"/reprox/v1/fallback/clear", http::verb::post},
-      {"/reprox/v1/stats", http::verb::get},      {"/reprox/status", http::verb::get},
-      {"/tokenize", http::verb::post},            {"/detokenize", http::verb::post},
-      {"/apply-template", http::verb::post},
+      {"/v1/chat/completions", http::verb::post, true}, {"/v1/models", http::verb::get, true},
+      {"/healthz", http::verb::get, false},              {"/metrics", http::verb::get, false},
+      {"/reprox/v1/explain", http::verb::post, true},   {"/reprox/v1/purge", http::verb::post, false},
+      {"/reprox/v1/fallback/clear", http::verb::post, false},
+      {"/reprox/v1/stats", http::verb::get, false},      {"/reprox/status", http::verb::get, false},
+      {"/tokenize", http::verb::post, true},            {"/detokenize", http::verb::post, true},
+      {"/apply-template", http::verb::post, true},
   };
   const Route* route = nullptr;
   for (const auto& r : routes)
     if (path == r.path) route = &r;
 
   auto r = std::make_shared<CountingResponder>(std::move(responder), *app_.metrics, route ? route->path : "other");
+  // Unknown paths are forwarded upstream: they need a client key too.
+  if (app_.client_keys && (!route || route->client) && !client_key_allowed(app_, request))
+    return respond_error(*r, api::ApiError{401, "Incorrect API key provided: this key is not allowed here",
+                                           "invalid_request_error", "", "invalid_api_key"});
   if (!route) {
     if (app_.forward) {
       app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
