@@ -22,14 +22,10 @@ stop_all() {
   rm -rf "$dir"
 }
 
-# nginx_static_conf DIR PORT FILE WORKERS [EXTRA]: prints an nginx config
-# (foreground, logs and temp files under DIR) that answers POST and GET of
-# /v1/chat/completions on 127.0.0.1:PORT with FILE's bytes as
-# application/json. POST to a static file is a 405 in nginx; error_page
-# turns it into an internal GET of the same file. EXTRA: more directives for
-# the http block. Creates DIR/logs and DIR/tmp.
-nginx_static_conf() {
-  local dir=$1 port=$2 file=$3 workers=$4 extra=${5:-}
+# nginx_conf_head DIR WORKERS: the start of both configs below, up to the
+# http block's own directives (foreground, logs and temp files under DIR).
+nginx_conf_head() {
+  local dir=$1 workers=$2
   mkdir -p "$dir/logs" "$dir/tmp"
   cat <<CONF
 worker_processes $workers;
@@ -42,6 +38,19 @@ http {
   client_body_temp_path $dir/tmp;
   types { }
   keepalive_requests 1000000;
+CONF
+}
+
+# nginx_static_conf DIR PORT FILE WORKERS [EXTRA]: prints an nginx config
+# (foreground, logs and temp files under DIR) that answers POST and GET of
+# /v1/chat/completions on 127.0.0.1:PORT with FILE's bytes as
+# application/json. POST to a static file is a 405 in nginx; error_page
+# turns it into an internal GET of the same file. EXTRA: more directives for
+# the http block. Creates DIR/logs and DIR/tmp.
+nginx_static_conf() {
+  local dir=$1 port=$2 file=$3 workers=$4 extra=${5:-}
+  nginx_conf_head "$dir" "$workers"
+  cat <<CONF
   $extra
   server {
     listen 127.0.0.1:$port;
@@ -61,20 +70,10 @@ CONF
 # anchor. '$' in the bytes goes through a variable that holds it.
 nginx_return_conf() {
   local dir=$1 port=$2 file=$3 workers=$4
-  mkdir -p "$dir/logs" "$dir/tmp"
   local text
   text="$(node "$(dirname "${BASH_SOURCE[0]}")/nginx_return_text.js" "$file")"
+  nginx_conf_head "$dir" "$workers"
   cat <<CONF
-worker_processes $workers;
-daemon off;
-pid $dir/nginx.pid;
-error_log $dir/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp;
-  types { }
-  keepalive_requests 1000000;
   geo \$dollar { default "\$"; }
   server {
     listen 127.0.0.1:$port;

@@ -6,11 +6,11 @@
 #include "policies/near_key.hpp"
 
 namespace reprox {
-namespace {
-
-bool near_on(const AppContext& app, const PreparedChat& p) {
+bool near_applies(const AppContext& app, const PreparedChat& p) {
   return app.near_index && p.rule && p.rule->near != policy::NearMode::off && p.request.cache.near;
 }
+
+namespace {
 
 // Posts `task` to the request's strand.
 template <typename Task>
@@ -62,7 +62,7 @@ void on_report(const std::shared_ptr<ChatContext>& c, const NearReport& report) 
 
 void after_exact_miss(const std::shared_ptr<ChatContext>& c) {
   const PreparedChat& p = *c->prepared;
-  if (!near_on(c->app, p)) return generate_and_answer(c, true);
+  if (!near_applies(c->app, p)) return generate_and_answer(c, true);
   std::optional<policy::NearQuery> query = policy::near_query(p.request, p.key_context);
   if (!query) return generate_and_answer(c, true);
   const NearProbe probe = near_probe(std::move(*query));

@@ -21,6 +21,10 @@
 
 namespace reprox {
 
+// Whether near matching applies to `p`: an index, a rule with it on, and
+// no cache: {"near": false} on the request.
+bool near_applies(const AppContext& app, const PreparedChat& p);
+
 void after_exact_miss(const std::shared_ptr<ChatContext>& c);
 
 // After a generation for `prepared` completed (any thread): when it was

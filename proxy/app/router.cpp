@@ -4,6 +4,7 @@
 #include "policies/near_key.hpp"
 #include "policies/tenant.hpp"
 #include "proxy/app/chat_handler.hpp"
+#include "proxy/app/near_flow.hpp"
 #include "proxy/app/near_match.hpp"
 #include "proxy/app/status_endpoints.hpp"
 #include "proxy/app/http_util.hpp"
@@ -136,9 +137,8 @@ void handle_explain(AppContext& app, const Request& req, const std::shared_ptr<R
     policy::Explanation e{p.key, p.cacheability, p.rule, &p.ttl, p.sampling_mode, std::move(extra)};
     r->respond(json_response(200, policy::explain_json(e)));
   };
-  const bool near = app.near_index && prepared->rule->near != policy::NearMode::off && prepared->request.cache.near;
   std::optional<policy::NearQuery> query;
-  if (near) query = policy::near_query(prepared->request, prepared->key_context);
+  if (near_applies(app, *prepared)) query = policy::near_query(prepared->request, prepared->key_context);
   if (!query) return answer({});
   auto probe = std::make_shared<NearProbe>(near_probe(std::move(*query)));
   find_near(*app.near_index, *probe, prepared->rule->near_threshold, prepared->key.key,
@@ -199,12 +199,7 @@ bool client_key_allowed(const AppContext& app, const Request& req) {
 bool admin_authorized(const AppContext& app, const Request& req) {
   if (app.options.admin_token.empty()) return false;
   auto auth = req[http::field::authorization];
-  std::string expected = "Bearer " + app.options.admin_token;
-  // Constant-time compare: do not leak the token's prefix through timing.
-  if (auth.size() != expected.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < auth.size(); ++i) diff |= static_cast<unsigned char>(auth[i] ^ expected[i]);
-  return diff == 0;
+  return same_secret(std::string_view(auth.data(), auth.size()), "Bearer " + app.options.admin_token);
 }
 
 void handle_purge(AppContext& app, const Request& req, const std::shared_ptr<Responder>& r) {

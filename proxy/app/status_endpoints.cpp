@@ -36,14 +36,6 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
-// Constant time in the contents: does not leak the token's prefix.
-bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 // True when the request may go on; else answers 401.
 bool status_gate(const AppContext& app, Responder& r, bool authorized, std::string_view query_token) {
   const std::string& token = app.options.admin_token;
