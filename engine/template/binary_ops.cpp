@@ -6,7 +6,8 @@
 namespace reprox::tmpl {
 namespace {
 
-constexpr int64_t kMaxRepeat = int64_t{1} << 24;  // elements (or bytes) a `*` repetition may produce
+constexpr int64_t kMaxRepeatBytes = int64_t{1} << 24;  // bytes a string repetition may produce
+constexpr int64_t kMaxRepeatItems = int64_t{1} << 20;  // elements a list repetition may produce
 
 bool both_numbers(const Value& a, const Value& b) { return a.is_number() && b.is_number(); }
 
@@ -69,8 +70,14 @@ Value subtract(const Value& a, const Value& b, Fault& fault) {
   return fail(fault, "integer overflow");
 }
 
-// `seq` (a string, list or tuple) repeated `times` times; empty when times <= 0.
+// `seq` (a string, list or tuple) repeated `times` times; empty when times
+// <= 0 or seq is empty (without looping `times` times).
 Value repeat(const Value& seq, int64_t times) {
+  const bool empty = seq.is_string() ? seq.as_string().empty() : seq.as_list().empty();
+  if (empty || times <= 0) {
+    if (seq.is_string()) return Value(std::string());
+    return seq.kind() == Value::Kind::Tuple ? Value::tuple({}) : Value::list({});
+  }
   if (seq.is_string()) {
     std::string s;
     for (int64_t i = 0; i < times; ++i) s += seq.as_string();
@@ -96,7 +103,8 @@ Value multiply(const Value& a, const Value& b, Fault& fault) {
   int64_t times = seq == &a ? b.as_int() : a.as_int();
   int64_t unit = seq->is_string() ? static_cast<int64_t>(seq->as_string().size())
                                   : static_cast<int64_t>(seq->as_list().size());
-  if (times > 0 && unit > 0 && times > kMaxRepeat / unit) return fail(fault, "repetition result too large");
+  const int64_t max = seq->is_string() ? kMaxRepeatBytes : kMaxRepeatItems;
+  if (times > 0 && unit > 0 && times > max / unit) return fail(fault, "repetition result too large");
   return repeat(*seq, times);
 }
 

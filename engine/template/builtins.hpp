@@ -28,6 +28,15 @@ struct Fault {
   }
 };
 
+// Bytes one filter, method or tojson call may produce (as much as a `*`
+// string repetition); past it the call fails instead of allocating.
+inline constexpr size_t kMaxBuiltinBytes = size_t{1} << 24;
+
+// str.replace within kMaxBuiltinBytes: false (and a fault) when the result
+// would be larger.
+bool bounded_replace(std::string_view s, std::string_view old, std::string_view with, long count,
+                     std::string& out, Fault& fault);
+
 struct CallArgs {
   std::vector<Value> pos;
   std::vector<std::pair<std::string, Value>> kw;

@@ -1,6 +1,8 @@
 // Methods of str/dict/loop values and the global functions Hugging Face
 // provides (raise_exception, strftime_now) plus Jinja2's namespace, range
 // and dict.
+#include <algorithm>
+#include <charconv>
 #include <ctime>
 #include <string>
 
@@ -117,8 +119,9 @@ Value str_format(const std::string& fmt, const CallArgs& a, Fault& fault) {
       v = auto_index < a.pos.size() ? &a.pos[auto_index] : nullptr;
       ++auto_index;
     } else if (field.find_first_not_of("0123456789") == std::string::npos) {
-      size_t k = std::stoul(field);
-      v = k < a.pos.size() ? &a.pos[k] : nullptr;
+      size_t k = 0;
+      const bool in_range = std::from_chars(field.data(), field.data() + field.size(), k).ec == std::errc();
+      v = in_range && k < a.pos.size() ? &a.pos[k] : nullptr;
     } else {
       for (const auto& kv : a.kw)
         if (kv.first == field) v = &kv.second;
@@ -128,6 +131,10 @@ Value str_format(const std::string& fmt, const CallArgs& a, Fault& fault) {
       return {};
     }
     v->append_str(out);
+    if (out.size() > kMaxBuiltinBytes) {
+      fault.fail("format result too large (more than " + std::to_string(kMaxBuiltinBytes) + " bytes)");
+      return {};
+    }
     i = close;
   }
   return Value(std::move(out));
@@ -151,6 +158,33 @@ Value split_method(const std::string& s, const std::string& name, const CallArgs
   return string_list(name == "split" ? py::split(s, sep, maxsplit) : py::rsplit(s, sep, maxsplit));
 }
 
+// Occurrences str.replace would substitute (code points + 1 bounds an empty `old`).
+size_t replacements(std::string_view s, std::string_view old, long count) {
+  size_t n = 0;
+  if (old.empty()) {
+    n = s.size() + 1;
+  } else {
+    for (size_t pos = s.find(old); pos != std::string_view::npos; pos = s.find(old, pos + old.size())) ++n;
+  }
+  return count < 0 ? n : std::min(n, static_cast<size_t>(count));
+}
+
+}  // namespace
+
+bool bounded_replace(std::string_view s, std::string_view old, std::string_view with, long count,
+                     std::string& out, Fault& fault) {
+  const size_t n = replacements(s, old, count);
+  const size_t growth = with.size() > old.size() ? with.size() - old.size() : 0;
+  if (n > 0 && growth > 0 && (growth > kMaxBuiltinBytes / n || s.size() + growth * n > kMaxBuiltinBytes)) {
+    fault.fail("replace result too large (more than " + std::to_string(kMaxBuiltinBytes) + " bytes)");
+    return false;
+  }
+  out = py::replace(s, old, with, count);
+  return true;
+}
+
+namespace {
+
 Value replace_method(const std::string& s, const CallArgs& a, Fault& fault) {
   const Value* o = a.get(0, "old");
   const Value* w = a.get(1, "new");
@@ -160,7 +194,9 @@ Value replace_method(const std::string& s, const CallArgs& a, Fault& fault) {
     return {};
   }
   if (!opt_int(a, 2, "count", -1, &count, fault)) return {};
-  return Value(py::replace(s, o->as_string(), w->as_string(), count));
+  std::string out;
+  if (!bounded_replace(s, o->as_string(), w->as_string(), count, out, fault)) return {};
+  return Value(std::move(out));
 }
 
 // find/rfind answer code-point offsets (-1 when absent); count counts
@@ -196,6 +232,10 @@ Value join_method(const std::string& s, const CallArgs& a, Fault& fault) {
     }
     if (i) out += s;
     out += items[i].as_string();
+    if (out.size() > kMaxBuiltinBytes) {
+      fault.fail("join result too large (more than " + std::to_string(kMaxBuiltinBytes) + " bytes)");
+      return {};
+    }
   }
   return Value(std::move(out));
 }
@@ -294,7 +334,8 @@ Value call_method(const Value& self, const std::string& name, const CallArgs& ar
 Value call_global(const std::string& name, const CallArgs& args, Fault& fault) {
   if (name == "raise_exception") {
     std::string msg = args.pos.empty() ? std::string() : args.pos[0].str();
-    fault.fail(msg, true);
+    // The message reaches the client as the error: never leave it empty.
+    fault.fail(msg.empty() ? "the chat template raised an error without a message" : msg, true);
     return {};
   }
   if (name == "strftime_now") {

@@ -2,6 +2,7 @@
 // filters, the filter registry binding names to implementations, and the
 // tests with their registry.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -55,8 +56,11 @@ Value attr_path(const Value& item, const std::string& path, Fault& fault) {
   while (true) {
     size_t dot = path.find('.', start);
     std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    bool numeric = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
-    cur = numeric ? get_item(cur, Value(static_cast<int64_t>(std::stoll(part))), fault) : get_item(cur, Value(part), fault);
+    // A number past int64 stays a string key: no item has it (Jinja2: no such index).
+    int64_t index = 0;
+    bool numeric = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos &&
+                   std::from_chars(part.data(), part.data() + part.size(), index).ec == std::errc();
+    cur = numeric ? get_item(cur, Value(index), fault) : get_item(cur, Value(part), fault);
     if (dot == std::string::npos || fault.set) return cur;
     start = dot + 1;
   }
@@ -171,6 +175,10 @@ Value do_join(const Value& v, const CallArgs& a, Fault& fault) {
   for (size_t i = 0; i < items.size(); ++i) {
     if (i && sep) sep->append_str(s);
     (attr && attr->is_string() ? attr_path(items[i], attr->as_string(), fault) : items[i]).append_str(s);
+    if (s.size() > kMaxBuiltinBytes) {
+      fault.fail("join result too large (more than " + std::to_string(kMaxBuiltinBytes) + " bytes)");
+      return {};
+    }
   }
   return Value(std::move(s));
 }

@@ -180,14 +180,25 @@ Value do_replace(const Value& v, const CallArgs& a, Fault& fault) {
     return {};
   }
   int64_t count = c && c->is_int() ? c->as_int() : -1;
-  return Value(py::replace(v.str(), o->str(), w->str(), count));
+  std::string out;
+  if (!bounded_replace(v.str(), o->str(), w->str(), count, out, fault)) return {};
+  return Value(std::move(out));
 }
 
-Value do_indent(const Value& v, const CallArgs& a, Fault&) {
+Value do_indent(const Value& v, const CallArgs& a, Fault& fault) {
   const Value* w = a.get(0, "width");
-  std::string pad = w && w->is_string() ? w->as_string()
-                                        : std::string(w && w->is_int() ? std::max<int64_t>(0, w->as_int()) : 4, ' ');
-  return Value(indent_text(v.str(), pad, arg_bool(a, 1, "first", false), arg_bool(a, 2, "blank", false)));
+  const std::string text = v.str();
+  // The pad goes before each line at most: refuse before building it.
+  const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 2;
+  size_t width = 4;
+  if (w && w->is_string()) width = w->as_string().size();
+  if (w && w->is_int()) width = static_cast<size_t>(std::max<int64_t>(0, w->as_int()));
+  if (width > 0 && (width > kMaxBuiltinBytes / lines || text.size() + width * lines > kMaxBuiltinBytes)) {
+    fault.fail("indent result too large (more than " + std::to_string(kMaxBuiltinBytes) + " bytes)");
+    return {};
+  }
+  std::string pad = w && w->is_string() ? w->as_string() : std::string(width, ' ');
+  return Value(indent_text(text, pad, arg_bool(a, 1, "first", false), arg_bool(a, 2, "blank", false)));
 }
 
 Value do_wordcount(const Value& v, const CallArgs&, Fault&) {

@@ -19,12 +19,21 @@ struct Dumper {
   const std::string& key_sep;
   Fault& fault;
 
+  // Refuses (leaving a fault for dump) past kMaxBuiltinBytes instead of appending.
   void newline(std::string& out, int depth) const {
+    const size_t pad = static_cast<size_t>(indent) * static_cast<size_t>(depth);
+    if (pad > kMaxBuiltinBytes || out.size() + pad > kMaxBuiltinBytes) return too_large();
     out.push_back('\n');
-    out.append(static_cast<size_t>(indent) * depth, ' ');
+    out.append(pad, ' ');
   }
+  void too_large() const { fault.fail("tojson: result too large (more than " + std::to_string(kMaxBuiltinBytes) + " bytes)"); }
 
   bool dump(const Value& v, std::string& out, int depth) const {
+    if (fault.set) return false;
+    if (out.size() > kMaxBuiltinBytes) {
+      too_large();
+      return false;
+    }
     if (depth > 200) {
       fault.fail("tojson: nesting too deep");
       return false;
@@ -100,7 +109,7 @@ struct Dumper {
 bool to_json(const Value& v, std::string& out, int indent, bool sort_keys, const std::string& item_sep,
              const std::string& key_sep, Fault& fault) {
   Dumper d{indent, sort_keys, item_sep, key_sep, fault};
-  return d.dump(v, out, 0);
+  return d.dump(v, out, 0) && !fault.set;
 }
 
 }  // namespace reprox::tmpl

@@ -75,12 +75,13 @@ std::shared_ptr<const ChatTemplate> ChatTemplate::load_from_tokenizer_config(con
   }
 }
 
-std::variant<std::string, RenderError> ChatTemplate::render(const json::Value& context) const {
+std::variant<std::string, RenderError> ChatTemplate::render(const json::Value& context,
+                                                            const RenderLimits& limits) const {
   if (!context.is_object()) return RenderError{"template context must be a JSON object", false};
   Value ctx = Value::from_json(context);
   std::string out;
   Fault fault;
-  if (!evaluate(body_->root, ctx, out, fault)) return RenderError{fault.message, fault.raised};
+  if (!evaluate(body_->root, ctx, limits, out, fault)) return RenderError{fault.message, fault.raised};
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "common/json.hpp"
+#include "engine/template/render_limits.hpp"
 
 namespace reprox::tmpl {
 
@@ -36,7 +37,9 @@ class ChatTemplate {
 
   // context: a JSON object of top-level variables (messages,
   // add_generation_prompt, bos_token, eos_token, tools, ...). Thread-safe.
-  std::variant<std::string, RenderError> render(const json::Value& context) const;
+  // A render past `limits` (steps, bytes, items) is a RenderError.
+  std::variant<std::string, RenderError> render(const json::Value& context,
+                                                const RenderLimits& limits = RenderLimits{}) const;
 
   ~ChatTemplate();
 

@@ -32,9 +32,41 @@ enum class Flow { Normal, Break, Continue };
 
 std::string where(int line, int col) { return " (line " + std::to_string(line) + ", column " + std::to_string(col) + ")"; }
 
+// Steps an operation pays for reading or building `v` (render_limits.hpp).
+uint64_t size_cost(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::String: return v.as_string().size() / 64;
+    case Value::Kind::List:
+    case Value::Kind::Tuple: return v.as_list().size();
+    case Value::Kind::Dict: return v.as_dict().items.size();
+    case Value::Kind::Namespace: return v.as_namespace().attrs.items.size();
+    default: return 0;
+  }
+}
+
+size_t item_count(const Value& v) {
+  if (v.is_sequence()) return v.as_list().size();
+  return v.is_dict() ? v.as_dict().items.size() : 0;
+}
+
+// Expressions whose result is a new value (not one read from a variable).
+bool builds_value(Expr::Kind k) {
+  switch (k) {
+    case Expr::Kind::Call:
+    case Expr::Kind::Filter:
+    case Expr::Kind::Binary:
+    case Expr::Kind::Slice:
+    case Expr::Kind::ListLit:
+    case Expr::Kind::TupleLit:
+    case Expr::Kind::DictLit: return true;
+    default: return false;
+  }
+}
+
 class Evaluator {
  public:
-  Evaluator(const Value& context, Fault& fault) : context_(context), fault_(fault) {}
+  Evaluator(const Value& context, const RenderLimits& limits, Fault& fault)
+      : context_(context), limits_(limits), fault_(fault) {}
 
   bool run(const Body& root, std::string& out) {
     Frame frame;
@@ -46,6 +78,53 @@ class Evaluator {
  private:
   bool failed() const { return fault_.set; }
   void fail(const std::string& msg, int line, int col) { fault_.fail(msg + where(line, col)); }
+
+  // ---- render limits (render_limits.hpp) ----
+
+  // Counts the exec_one/eval calls in progress (the C++ stack in use).
+  struct Nested {
+    explicit Nested(Evaluator& ev) : ev_(ev) { ++ev_.nesting_; }
+    ~Nested() { --ev_.nesting_; }
+    Evaluator& ev_;
+  };
+
+  // Enters one more statement or expression: false (and a fault) when the
+  // nesting or the step budget is exhausted.
+  bool enter(int line, int col) {
+    if (failed()) return false;
+    if (nesting_ > kMaxEvalNesting) {
+      fail("template nested too deeply while rendering (more than " + std::to_string(kMaxEvalNesting) +
+               " levels)",
+           line, col);
+      return false;
+    }
+    return spend(1, line, col);
+  }
+
+  bool spend(uint64_t steps, int line, int col) {
+    steps_ += steps;
+    if (steps_ > limits_.max_steps && !failed())
+      fail("template exceeded its budget of " + std::to_string(limits_.max_steps) + " evaluation steps", line, col);
+    return !failed();
+  }
+
+  // A value the template built: paid for, and within the size bounds.
+  Value built(Value v, int line, int col) {
+    if (failed() || !spend(size_cost(v), line, col)) return {};
+    if (v.is_string() && v.as_string().size() > limits_.max_bytes)
+      fail("template built a string longer than " + std::to_string(limits_.max_bytes) + " bytes", line, col);
+    else if (item_count(v) > limits_.max_items)
+      fail("template built a collection of more than " + std::to_string(limits_.max_items) + " items", line, col);
+    else if (v.nesting() > kMaxValueNesting)
+      fail("template built a value nested more than " + std::to_string(kMaxValueNesting) + " levels deep", line,
+           col);
+    return failed() ? Value() : std::move(v);
+  }
+
+  void check_output(const std::string& out, int line, int col) {
+    if (out.size() > limits_.max_bytes && !failed())
+      fail("template output exceeds " + std::to_string(limits_.max_bytes) + " bytes", line, col);
+  }
 
   Value lookup(const std::string& name, const Frame& frame) const {
     if (const Value* v = frame.find(name)) return *v;
@@ -66,6 +145,14 @@ class Evaluator {
   }
 
   Flow exec_one(const Stmt& s, Frame& frame, std::string& out) {
+    Nested nested(*this);
+    if (!enter(s.line, s.col)) return Flow::Normal;
+    Flow f = exec_stmt(s, frame, out);
+    check_output(out, s.line, s.col);
+    return f;
+  }
+
+  Flow exec_stmt(const Stmt& s, Frame& frame, std::string& out) {
     switch (s.kind) {
       case Stmt::Kind::Text: out += s.text; return Flow::Normal;
       case Stmt::Kind::Print: {
@@ -86,7 +173,7 @@ class Evaluator {
         std::string captured;
         exec(s.body, frame, captured);
         Value v(std::move(captured));
-        for (const auto& f : s.filters) v = apply_filter_expr(*f, std::move(v), frame);
+        for (const auto& f : s.filters) v = built(apply_filter_expr(*f, std::move(v), frame), s.line, s.col);
         if (!failed()) frame.set(s.targets[0], std::move(v));
         return Flow::Normal;
       }
@@ -127,6 +214,11 @@ class Evaluator {
         fail("cannot assign attribute on non-namespace object", s.line, s.col);
         return;
       }
+      // A namespace reachable from its own attribute would be a reference cycle.
+      if (v.holds_state()) {
+        fail("unsupported: a namespace attribute holding a namespace, a loop or a method of one", s.line, s.col);
+        return;
+      }
       target.as_namespace().attrs.set(s.attr, std::move(v));
       return;
     }
@@ -135,7 +227,7 @@ class Evaluator {
 
   void exec_for(const Stmt& s, Frame& frame, std::string& out) {
     Value seq = eval(*s.expr, frame);
-    if (failed()) return;
+    if (failed() || !spend(size_cost(seq), s.line, s.col)) return;
     List all;
     if (!iterate(seq, all, fault_)) return;
     auto items = std::make_shared<List>();
@@ -160,6 +252,7 @@ class Evaluator {
     state->depth = 1;  // only recursive loops (unsupported) go deeper in Jinja2
     Value loop_value = Value::loop(state);
     for (size_t i = 0; i < items->size(); ++i) {
+      if (!spend(1, s.line, s.col)) return;
       state->index0 = i;
       Frame iter;
       iter.parent = &frame;
@@ -174,7 +267,13 @@ class Evaluator {
   // ---- expressions ----
 
   Value eval(const Expr& e, const Frame& frame) {
-    if (failed()) return {};
+    Nested nested(*this);
+    if (!enter(e.line, e.col)) return {};
+    Value v = eval_node(e, frame);
+    return builds_value(e.kind) ? built(std::move(v), e.line, e.col) : v;
+  }
+
+  Value eval_node(const Expr& e, const Frame& frame) {
     switch (e.kind) {
       case Expr::Kind::Literal: return e.literal;
       case Expr::Kind::Name: return lookup(e.name, frame);
@@ -208,6 +307,7 @@ class Evaluator {
   Value eval_attr(const Expr& e, const Frame& frame) {
     Value obj = eval(*e.a, frame);
     if (obj.is_undefined()) return undefined_error(obj, e);
+    if (!spend(size_cost(obj), e.line, e.col)) return {};
     return get_attribute(obj, e.name, fault_);
   }
 
@@ -216,6 +316,7 @@ class Evaluator {
     Value obj = eval(*e.a, frame);
     Value key = eval(*e.b, frame);
     if (obj.is_undefined()) return undefined_error(obj, e);
+    if (!spend(size_cost(obj), e.line, e.col)) return {};
     return get_item(obj, key, fault_);
   }
 
@@ -288,7 +389,7 @@ class Evaluator {
 
   Value apply_filter_expr(const Expr& f, Value operand, const Frame& frame) {
     CallArgs args = eval_args(f, frame);
-    if (failed()) return {};
+    if (failed() || !spend(size_cost(operand), f.line, f.col)) return {};
     Value r = apply_filter(f.builtin, operand, args, fault_);
     if (failed() && !fault_.raised && fault_.message.find("(line ") == std::string::npos)
       fault_.message += " in filter '" + f.name + "'" + where(f.line, f.col);
@@ -308,7 +409,9 @@ class Evaluator {
     Value r;
     switch (c.type) {
       case Callable::Type::Global: r = call_global(c.name, args, fault_); break;
-      case Callable::Type::Method: r = call_method(*c.self, c.name, args, fault_); break;
+      case Callable::Type::Method:
+        if (spend(size_cost(*c.self), e.line, e.col)) r = call_method(*c.self, c.name, args, fault_);
+        break;
       case Callable::Type::Macro: r = call_macro(*c.macro, args, e); break;
     }
     if (failed() && !fault_.raised && fault_.message.find("(line ") == std::string::npos)
@@ -357,7 +460,7 @@ class Evaluator {
     Value left = eval(*e.a, frame);
     for (size_t i = 0; i < e.ops.size(); ++i) {
       Value right = eval(*e.args[i], frame);
-      if (failed()) return {};
+      if (failed() || !spend(size_cost(left) + size_cost(right), e.line, e.col)) return {};
       const std::string& op = e.ops[i];
       bool r;
       if (op == "==") {
@@ -404,7 +507,7 @@ class Evaluator {
       parts[i] = v.as_int();
       given[i] = true;
     }
-    if (failed()) return {};
+    if (failed() || !spend(size_cost(obj), e.line, e.col)) return {};
     if (obj.is_undefined()) return undefined_error(obj, e);
     int64_t step = given[2] ? parts[2] : 1;
     if (step == 0) {
@@ -430,7 +533,10 @@ class Evaluator {
     int64_t start = clamp(parts[0], given[0], step > 0 ? 0 : n - 1);
     int64_t stop = clamp(parts[1], given[1], step > 0 ? n : -1);
     std::vector<int64_t> idx;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) idx.push_back(i);
+    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+      idx.push_back(i);
+      if (__builtin_add_overflow(i, step, &i)) break;  // a huge step: past either end
+    }
     if (is_str) {
       std::string s;
       if (ascii) {
@@ -455,15 +561,18 @@ class Evaluator {
   }
 
   const Value& context_;
+  const RenderLimits& limits_;
   Fault& fault_;
   const Frame* root_ = nullptr;
-  int depth_ = 0;
+  int depth_ = 0;       // macro calls in progress
+  int nesting_ = 0;     // exec_one/eval calls in progress
+  uint64_t steps_ = 0;  // spent of limits_.max_steps
 };
 
 }  // namespace
 
-bool evaluate(const Body& root, const Value& context, std::string& out, Fault& fault) {
-  return Evaluator(context, fault).run(root, out);
+bool evaluate(const Body& root, const Value& context, const RenderLimits& limits, std::string& out, Fault& fault) {
+  return Evaluator(context, limits, fault).run(root, out);
 }
 
 }  // namespace reprox::tmpl

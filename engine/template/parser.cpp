@@ -11,6 +11,11 @@ namespace {
 
 using T = Token::Type;
 
+// Depth of the syntax tree: nested or chained constructs (parentheses,
+// operands of chained operators, attribute chains, filters, tags inside
+// tags). Parsing, rendering and freeing the tree recurse along it.
+constexpr int kMaxSyntaxDepth = 256;
+
 class Parser {
  public:
   explicit Parser(std::vector<Token> toks) : toks_(std::move(toks)) {}
@@ -67,6 +72,41 @@ class Parser {
   void expect_block_end() {
     if (cur().type != T::BlockEnd) fail(cur(), "expected '%}', got " + describe(cur()));
     next();
+  }
+
+  // One level deeper until the scope ends; fails past kMaxSyntaxDepth.
+  class Deeper {
+   public:
+    explicit Deeper(Parser& p) : p_(p), saved_(p.depth_) { p.deepen(); }
+    ~Deeper() { p_.depth_ = saved_; }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+
+   private:
+    Parser& p_;
+    int saved_;
+  };
+  // One level deeper for the rest of the enclosing Deeper's scope (a chain
+  // such as a + b + c nests to the left, one level per link).
+  void deepen() {
+    if (++depth_ > kMaxSyntaxDepth)
+      fail(cur(), "template nested too deeply (more than " + std::to_string(kMaxSyntaxDepth) + " levels)");
+  }
+
+  // Number tokens as values; out of range is a syntax error.
+  int64_t int_literal(const Token& t) const {
+    try {
+      return static_cast<int64_t>(std::stoll(t.text));
+    } catch (const std::exception&) {
+      fail(t, "number literal out of range: " + t.text);
+    }
+  }
+  double float_literal(const Token& t) const {
+    try {
+      return std::stod(t.text);
+    } catch (const std::exception&) {
+      fail(t, "number literal out of range: " + t.text);
+    }
   }
 
   ExprPtr make(Expr::Kind k, const Token& at) {
@@ -136,6 +176,7 @@ class Parser {
   }
 
   std::unique_ptr<Stmt> parse_statement() {
+    Deeper deeper(*this);
     const Token& t = cur();
     const std::string& tag = t.text;
     if (tag == "for") return parse_for();
@@ -311,10 +352,12 @@ class Parser {
   }
 
   ExprPtr parse_expression(bool with_condexpr) {
+    Deeper deeper(*this);
     if (!with_condexpr) return parse_or();
     ExprPtr e = parse_or();
     while (is_name("if")) {
       const Token& at = cur();
+      deepen();
       next();
       auto c = make(Expr::Kind::Cond, at);
       c->a = std::move(e);
@@ -337,6 +380,7 @@ class Parser {
     ExprPtr l = parse_and();
     while (is_name("or")) {
       const Token& at = cur();
+      deepen();
       next();
       l = binary(Expr::Kind::Or, at, std::move(l), parse_and());
     }
@@ -347,6 +391,7 @@ class Parser {
     ExprPtr l = parse_not();
     while (is_name("and")) {
       const Token& at = cur();
+      deepen();
       next();
       l = binary(Expr::Kind::And, at, std::move(l), parse_not());
     }
@@ -354,6 +399,7 @@ class Parser {
   }
 
   ExprPtr parse_not() {
+    Deeper deeper(*this);
     if (is_name("not")) {
       const Token& at = cur();
       next();
@@ -384,6 +430,7 @@ class Parser {
       } else {
         break;
       }
+      deepen();
       e->args.push_back(parse_math1());
     }
     if (e->ops.empty()) return first;
@@ -395,6 +442,7 @@ class Parser {
     ExprPtr l = parse_concat();
     while (is_op("+") || is_op("-")) {
       const Token& at = cur();
+      deepen();
       std::string op = at.text;
       next();
       l = binary(Expr::Kind::Binary, at, std::move(l), parse_concat(), op);
@@ -406,6 +454,7 @@ class Parser {
     ExprPtr l = parse_math2();
     while (is_op("~")) {
       const Token& at = cur();
+      deepen();
       next();
       l = binary(Expr::Kind::Binary, at, std::move(l), parse_math2(), "~");
     }
@@ -416,6 +465,7 @@ class Parser {
     ExprPtr l = parse_pow();
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
       const Token& at = cur();
+      deepen();
       std::string op = at.text;
       next();
       l = binary(Expr::Kind::Binary, at, std::move(l), parse_pow(), op);
@@ -427,6 +477,7 @@ class Parser {
     ExprPtr l = parse_unary(true);
     while (is_op("**")) {
       const Token& at = cur();
+      deepen();
       next();
       l = binary(Expr::Kind::Binary, at, std::move(l), parse_unary(true), "**");
     }
@@ -434,6 +485,7 @@ class Parser {
   }
 
   ExprPtr parse_unary(bool with_filter) {
+    Deeper deeper(*this);
     const Token& at = cur();
     ExprPtr e;
     if (is_op("-") || is_op("+")) {
@@ -478,14 +530,7 @@ class Parser {
     if (t.type == T::Int || t.type == T::Float) {
       next();
       auto e = make(Expr::Kind::Literal, t);
-      try {
-        if (t.type == T::Int)
-          e->literal = Value(static_cast<int64_t>(std::stoll(t.text)));
-        else
-          e->literal = Value(std::stod(t.text));
-      } catch (const std::exception&) {
-        fail(t, "number literal out of range: " + t.text);
-      }
+      e->literal = t.type == T::Int ? Value(int_literal(t)) : Value(float_literal(t));
       return e;
     }
     if (skip_op("(")) {
@@ -521,6 +566,7 @@ class Parser {
   ExprPtr parse_postfix(ExprPtr e) {
     while (true) {
       const Token& at = cur();
+      deepen();
       if (skip_op(".")) {
         if (cur().type == T::Name) {
           auto a = make(Expr::Kind::Attr, at);
@@ -531,7 +577,7 @@ class Parser {
           auto a = make(Expr::Kind::Item, at);
           a->a = std::move(e);
           a->b = make(Expr::Kind::Literal, cur());
-          a->b->literal = Value(static_cast<int64_t>(std::stoll(cur().text)));
+          a->b->literal = Value(int_literal(cur()));
           next();
           e = std::move(a);
         } else {
@@ -622,6 +668,7 @@ class Parser {
 
   ExprPtr parse_filter_expr(ExprPtr e) {
     while (true) {
+      deepen();
       if (skip_op("|")) {
         e = parse_filter(std::move(e));
       } else if (is_name("is")) {
@@ -658,6 +705,7 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
   int loop_depth_ = 0;
+  int depth_ = 0;  // see Deeper
   std::set<std::string> macro_names_;
   std::vector<std::pair<std::string, Token>> called_names_;
 };

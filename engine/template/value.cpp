@@ -1,5 +1,6 @@
 #include "engine/template/value.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/template/py_text.hpp"
@@ -19,6 +20,60 @@ void Dict::set(std::string_view key, Value v) {
       return;
     }
   items.emplace_back(std::string(key), std::move(v));
+}
+
+template <typename It, typename Get>
+void Value::take_members(It begin, It end, Get get) {
+  uint32_t deepest = 0;
+  for (It it = begin; it != end; ++it) {
+    const Value& member = get(*it);
+    deepest = std::max(deepest, member.nesting_);
+    holds_state_ = holds_state_ || member.holds_state_;
+  }
+  nesting_ = deepest + 1;
+}
+
+Value Value::list(List items) {
+  Value v(Kind::List, std::make_shared<const List>(std::move(items)));
+  const List& l = v.as_list();
+  v.take_members(l.begin(), l.end(), [](const Value& m) -> const Value& { return m; });
+  return v;
+}
+
+Value Value::tuple(List items) {
+  Value v = list(std::move(items));
+  v.kind_ = Kind::Tuple;
+  return v;
+}
+
+Value Value::dict(Dict d) {
+  Value v(Kind::Dict, std::make_shared<const Dict>(std::move(d)));
+  const auto& items = v.as_dict().items;
+  v.take_members(items.begin(), items.end(), [](const auto& kv) -> const Value& { return kv.second; });
+  return v;
+}
+
+Value Value::ns(std::shared_ptr<Namespace> n) {
+  Value v(Kind::Namespace, std::move(n));
+  const auto& items = v.as_namespace().attrs.items;
+  v.take_members(items.begin(), items.end(), [](const auto& kv) -> const Value& { return kv.second; });
+  v.holds_state_ = true;
+  return v;
+}
+
+Value Value::callable(Callable c) {
+  Value v(Kind::Callable, std::make_shared<const Callable>(std::move(c)));
+  if (const auto& self = v.as_callable().self) {
+    v.nesting_ = self->nesting_ + 1;
+    v.holds_state_ = self->holds_state_;
+  }
+  return v;
+}
+
+Value Value::loop(std::shared_ptr<LoopState> l) {
+  Value v(Kind::Loop, std::move(l));
+  v.holds_state_ = true;
+  return v;
 }
 
 Value Value::from_json(const json::Value& j) {

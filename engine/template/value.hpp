@@ -4,6 +4,10 @@
 // the loop object, and Jinja2's default Undefined.
 // Lists, tuples and dicts are immutable once built (the sandbox forbids
 // mutation) and shared by pointer; a namespace is shared and mutable.
+// Every value knows how deeply containers nest in it (nesting()) and whether
+// it reaches shared mutable state (holds_state(): a namespace, a loop, or a
+// method bound to either), so the evaluator can bound nesting and refuse
+// the assignments that would make a reference cycle.
 #pragma once
 
 #include <cstdint>
@@ -63,12 +67,12 @@ class Value {
   Value(std::string s) : kind_(Kind::String), data_(std::make_shared<const std::string>(std::move(s))) {}
   Value(std::string_view s) : Value(std::string(s)) {}
   Value(const char* s) : Value(std::string(s)) {}
-  static Value list(List items) { return Value(Kind::List, std::make_shared<const List>(std::move(items))); }
-  static Value tuple(List items) { return Value(Kind::Tuple, std::make_shared<const List>(std::move(items))); }
-  static Value dict(Dict d) { return Value(Kind::Dict, std::make_shared<const Dict>(std::move(d))); }
-  static Value ns(std::shared_ptr<Namespace> n) { return Value(Kind::Namespace, std::move(n)); }
-  static Value callable(Callable c) { return Value(Kind::Callable, std::make_shared<const Callable>(std::move(c))); }
-  static Value loop(std::shared_ptr<LoopState> l) { return Value(Kind::Loop, std::move(l)); }
+  static Value list(List items);
+  static Value tuple(List items);
+  static Value dict(Dict d);
+  static Value ns(std::shared_ptr<Namespace> n);
+  static Value callable(Callable c);
+  static Value loop(std::shared_ptr<LoopState> l);
   static Value from_json(const json::Value& j);
 
   Kind kind() const { return kind_; }
@@ -100,6 +104,10 @@ class Value {
   void append_repr(std::string& out) const;
   const char* type_name() const;
 
+  // Containers on the deepest path: 0 for scalars, 1 for a flat list.
+  uint32_t nesting() const { return nesting_; }
+  bool holds_state() const { return holds_state_; }
+
  private:
   using StrPtr = std::shared_ptr<const std::string>;
   using ListPtr = std::shared_ptr<const List>;
@@ -110,7 +118,13 @@ class Value {
   using Data = std::variant<std::monostate, bool, int64_t, double, StrPtr, ListPtr, DictPtr, NsPtr, CallPtr, LoopPtr>;
   Value(Kind k, Data d) : kind_(k), data_(std::move(d)) {}
 
+  // Sets nesting_ and holds_state_ from the members of a new container.
+  template <typename It, typename Get>
+  void take_members(It begin, It end, Get get);
+
   Kind kind_ = Kind::Undefined;
+  uint32_t nesting_ = 0;
+  bool holds_state_ = false;
   Data data_;
 };
 

@@ -171,6 +171,9 @@ TEST(TemplateStrings, LiteralEscapes) {
 
 TEST(TemplateErrors, RaiseExceptionIsFlagged) {
   EXPECT_EQ("RAISED: bad role", render("{{ raise_exception('bad role') }}"));
+  // Without a message (only a keyword, or an empty string) the error still says what happened.
+  EXPECT_EQ("RAISED: the chat template raised an error without a message", render("{{ raise_exception(attribute='x') }}"));
+  EXPECT_EQ("RAISED: the chat template raised an error without a message", render("{{ raise_exception('') }}"));
   // Other render errors are not flagged as raised by the template.
   EXPECT_EQ(0u, render("{% macro m() %}{% endmacro %}{% set m = 's' %}{{ m() }}").rfind("ERROR: 'str' object is not callable", 0));
 }
@@ -186,6 +189,96 @@ TEST(TemplateErrors, UnsupportedConstructsRefusedAtCompile) {
       << compile_error("\n  {% if x %}");
   EXPECT_EQ(0u, compile_error("{{ 'abc }}").rfind("line 1, column 4: unterminated string", 0));
   EXPECT_EQ("", compile_error("{% macro m() %}{% endmacro %}{{ m() }}"));
+}
+
+// ---- render limits (render_limits.hpp) ----
+
+std::string render_limited(const std::string& src, const reprox::tmpl::RenderLimits& limits) {
+  auto r = ChatTemplate::compile(src)->render(reprox::json::Value(reprox::json::Object{}), limits);
+  if (auto* e = std::get_if<RenderError>(&r)) return "ERROR: " + e->message;
+  return std::get<std::string>(r);
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+TEST(TemplateLimits, EmptyRepetitionIsImmediate) {
+  // Used to loop 2^63 times appending nothing.
+  EXPECT_EQ("|[]|()", render("{{ '' * 9223372036854775807 }}|{{ [] * 9223372036854775807 }}|{{ () * 5 }}"));
+  EXPECT_EQ("abab", render("{{ 'ab' * 2 }}"));
+}
+
+TEST(TemplateLimits, StepBudgetStopsNestedLoops) {
+  reprox::tmpl::RenderLimits limits;
+  limits.max_steps = 100000;
+  const std::string out =
+      render_limited("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", limits);
+  EXPECT_TRUE(starts_with(out, "ERROR: template exceeded its budget of 100000 evaluation steps")) << out;
+}
+
+TEST(TemplateLimits, BuiltStringsAndOutputAreBounded) {
+  reprox::tmpl::RenderLimits limits;
+  limits.max_bytes = 1000;
+  EXPECT_TRUE(starts_with(render_limited("{{ 'x' * 1001 }}", limits), "ERROR: template built a string longer than 1000"));
+  EXPECT_TRUE(starts_with(render_limited("{% set ns = namespace(s='x') %}{% for i in range(64) %}"
+                                         "{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+                                         limits),
+                          "ERROR: template built a string longer than 1000"));
+  EXPECT_TRUE(starts_with(render_limited("{% for i in range(2000) %}x{% endfor %}", limits),
+                          "ERROR: template output exceeds 1000 bytes"));
+  EXPECT_EQ(std::string(1000, 'x'), render_limited("{% for i in range(1000) %}x{% endfor %}", limits));
+}
+
+TEST(TemplateLimits, ListsAndNestingAreBounded) {
+  reprox::tmpl::RenderLimits limits;
+  limits.max_items = 100;
+  EXPECT_TRUE(starts_with(render_limited("{{ ([1] * 101)|length }}", limits),
+                          "ERROR: template built a collection of more than 100 items"));
+  const std::string deep = render("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
+                                  "{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}");
+  EXPECT_TRUE(starts_with(deep, "ERROR: template built a value nested more than 256 levels deep")) << deep;
+}
+
+TEST(TemplateLimits, RecursionAndDeepSyntaxEndWithAnError) {
+  EXPECT_TRUE(starts_with(render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"),
+                          "ERROR: macro recursion too deep"));
+  EXPECT_NE(std::string::npos,
+            compile_error("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}").find("nested too deeply"));
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 100000; ++i) chain += " + 1";
+  EXPECT_NE(std::string::npos, compile_error(chain + " }}").find("nested too deeply"));
+  EXPECT_EQ("", compile_error("{{ " + std::string(20, '(') + "1" + std::string(20, ')') + " }}"));
+}
+
+TEST(TemplateLimits, NamespaceCannotReachItself) {
+  EXPECT_TRUE(starts_with(render("{% set ns = namespace() %}{% set ns.me = [ns] %}{{ ns }}"),
+                          "ERROR: unsupported: a namespace attribute holding a namespace"));
+  EXPECT_EQ("<Namespace {'a': [1]}>", render("{% set ns = namespace() %}{% set ns.a = [1] %}{{ ns }}"));
+}
+
+TEST(TemplateErrors, NumbersPastInt64AreErrorsNotExceptions) {
+  // Each used to throw std::out_of_range out of compile() or render().
+  EXPECT_NE(std::string::npos, compile_error("{{ m.99999999999999999999 }}").find("number literal out of range"));
+  EXPECT_NE(std::string::npos, compile_error("{{ 99999999999999999999 }}").find("number literal out of range"));
+  EXPECT_TRUE(starts_with(render("{{ '{99999999999999999999}'.format(1) }}"), "ERROR: str.format: no value for field"));
+  EXPECT_EQ("[]", render("{{ xs|map(attribute='99999999999999999999')|select|list }}", R"({"xs":[[1]]})"));
+}
+
+TEST(TemplateLimits, AmplifyingFiltersAreBounded) {
+  // Each used to allocate the whole result first (gigabytes).
+  EXPECT_TRUE(starts_with(render("{{ 'a\nb'|indent(2000000000) }}"), "ERROR: indent result too large"));
+  EXPECT_TRUE(starts_with(render("{{ ('x' * 1000)|replace('x', 'y' * 100000) }}"), "ERROR: replace result too large"));
+  EXPECT_TRUE(starts_with(render("{{ ('x' * 1000).replace('x', 'y' * 100000) }}"), "ERROR: replace result too large"));
+  EXPECT_TRUE(starts_with(render("{{ (['x'] * 1000)|join('y' * 100000) }}"), "ERROR: join result too large"));
+  EXPECT_TRUE(starts_with(render("{{ ('y' * 100000).join(['x'] * 1000) }}"), "ERROR: join result too large"));
+  EXPECT_TRUE(starts_with(render("{{ ('{0}' * 1000).format('y' * 100000) }}"), "ERROR: format result too large"));
+  EXPECT_TRUE(starts_with(render("{{ (['y' * 100000] * 1000)|tojson }}"), "ERROR: tojson: result too large"));
+  EXPECT_EQ("  a\n  b", render("{{ 'a\nb'|indent(2, true) }}"));
+  EXPECT_EQ("[\n  1\n]", render("{{ [1]|tojson(indent=2) }}"));
+}
+
+TEST(TemplateLimits, HugeSliceStepDoesNotOverflow) {
+  EXPECT_EQ("c", render("{{ 'abc'[2::9223372036854775807] }}"));
+  EXPECT_EQ("[3]", render("{{ [1, 2, 3][2::9223372036854775807] }}"));
 }
 
 }  // namespace
