@@ -1,12 +1,14 @@
 // Strict-mode kernel cost against OpenBLAS sgemm (the BLAS Debian's libtorch
 // calls for torch::linear once libopenblas0 is installed), in the same run.
 //
-//   reprox_bench_kernels [--threads N] [--quick]
+//   reprox_bench_kernels [--threads N] [--quick] [--weight-types]
+//   (--weight-types: only the f16 / bf16 / q8 section)
 //
 // Prints, per shape: strict and OpenBLAS time, GFLOP/s, weight GB/s and the
 // strict/OpenBLAS time ratio; decode (M = 1) both with the weights hot in
 // cache and cold (cycling through copies larger than the caches), with
-// memcpy and read bandwidth as the anchors.
+// memcpy and read bandwidth as the anchors. Then the strict linear with f16,
+// bf16 and q8 weights against f32 (bench_weight_types.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/kernels/bench_weight_types.hpp"
+#include "benchmarks/kernels/timing.hpp"
 #include "engine/kernels/kernels.hpp"
 
 extern "C" {
@@ -29,27 +33,8 @@ namespace {
 
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
-using Clock = std::chrono::steady_clock;
 
-// Median seconds per call over `reps` batches, each batch running at least
-// `min_batch_s`.
-double time_call(const std::function<void()>& fn, double min_batch_s = 0.05, int reps = 5) {
-  fn();
-  std::vector<double> per_call;
-  for (int r = 0; r < reps; ++r) {
-    int iters = 0;
-    const auto start = Clock::now();
-    double elapsed = 0;
-    do {
-      fn();
-      ++iters;
-      elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (elapsed < min_batch_s);
-    per_call.push_back(elapsed / iters);
-  }
-  std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
-}
+using reprox::bench::time_call;
 
 std::vector<float> random_vec(std::mt19937& rng, size_t n) {
   std::normal_distribution<float> dist(0.0f, 0.05f);
@@ -126,11 +111,12 @@ void bench_bandwidth(size_t bytes) {
 
 int main(int argc, char** argv) {
   int threads = 1;
-  bool quick = false;
+  bool quick = false, weight_types_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     if (arg == "--quick") quick = true;
+    if (arg == "--weight-types") weight_types_only = true;
   }
   reprox::kernels::set_num_threads(threads);
   openblas_set_num_threads(threads);
@@ -138,6 +124,10 @@ int main(int argc, char** argv) {
               reprox::kernels::isa_name(reprox::kernels::active_isa()), threads, threads,
               reprox::kernels::numeric_mode_id());
   bench_bandwidth(size_t(512) << 20);
+  if (weight_types_only) {
+    reprox::bench::bench_weight_types(quick);
+    return 0;
+  }
   std::printf("\n%-34s %9s %9s %8s %8s %8s %8s %7s\n", "shape (y = x W^T)", "strict_ms", "blas_ms", "s_GF/s",
               "b_GF/s", "s_GB/s", "b_GB/s", "ratio");
   std::mt19937 rng(1);
@@ -159,5 +149,6 @@ int main(int argc, char** argv) {
   }
   std::printf("-- lm_head\n");
   print_row(bench_hot(rng, 8, 576, 151669));
+  reprox::bench::bench_weight_types(quick);
   return 0;
 }

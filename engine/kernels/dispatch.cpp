@@ -67,10 +67,16 @@ namespace {
 
 using GemmPath = void (*)(const internal::GemmArgs&, int64_t, int64_t);
 
-GemmPath gemm_path() {
+GemmPath gemm_path(WeightType type) {
   if (active_isa() == Isa::kAvx512) return internal::gemm_avx512;
-  if (active_isa() == Isa::kAvx2) return internal::gemm_avx2;
+  if (active_isa() == Isa::kAvx2 && (type != WeightType::kF16 || internal::has_f16c())) return internal::gemm_avx2;
   return internal::gemm_scalar;
+}
+
+internal::GemmArgs gemm_args(const float* x, int64_t m, int64_t k, int64_t x_stride, const WeightMatrix& w,
+                             int64_t n, const float* bias, float* y, int64_t y_stride) {
+  return {x, m, k, x_stride, static_cast<const uint8_t*>(w.data), w.type, weight_row_bytes(w.type, k), n, bias,
+          y, y_stride};
 }
 
 // Runs every GEMM in `gemms` (same x) in one fan-out. The columns of all of
@@ -79,7 +85,6 @@ GemmPath gemm_path() {
 // element is computed the same way whichever thread owns it, so the bits do
 // not depend on the split. Small problems stay on the calling thread.
 void run_gemms(const internal::GemmArgs* gemms, int count) {
-  const GemmPath path = gemm_path();
   int64_t units = 0, flops = 0;
   for (int g = 0; g < count; ++g) {
     units += (gemms[g].n + 15) / 16;
@@ -96,7 +101,7 @@ void run_gemms(const internal::GemmArgs* gemms, int count) {
     for (int g = 0; g < count && base < u_end; ++g) {
       const int64_t g_units = (gemms[g].n + 15) / 16;
       const int64_t lo = std::max(u_begin, base) - base, hi = std::min(u_end, base + g_units) - base;
-      if (lo < hi && gemms[g].m > 0) path(gemms[g], lo * 16, std::min(gemms[g].n, hi * 16));
+      if (lo < hi && gemms[g].m > 0) gemm_path(gemms[g].wtype)(gemms[g], lo * 16, std::min(gemms[g].n, hi * 16));
       base += g_units;
     }
   };
@@ -109,18 +114,23 @@ void run_gemms(const internal::GemmArgs* gemms, int count) {
 
 }  // namespace
 
+void linear(const float* x, int64_t m, int64_t k, int64_t x_stride, const WeightMatrix& w, int64_t n,
+            const float* bias, float* y, int64_t y_stride) {
+  if (m <= 0 || n <= 0) return;
+  const internal::GemmArgs args = gemm_args(x, m, k, x_stride, w, n, bias, y, y_stride);
+  run_gemms(&args, 1);
+}
+
 void linear(const float* x, int64_t m, int64_t k, int64_t x_stride, const float* w, int64_t n, const float* bias,
             float* y, int64_t y_stride) {
-  if (m <= 0 || n <= 0) return;
-  const internal::GemmArgs args{x, m, k, x_stride, w, n, bias, y, y_stride};
-  run_gemms(&args, 1);
+  linear(x, m, k, x_stride, WeightMatrix(w), n, bias, y, y_stride);
 }
 
 void linear_many(const float* x, int64_t m, int64_t k, const Projection* outs, int count) {
   if (m <= 0 || count <= 0) return;
   std::vector<internal::GemmArgs> gemms;
   gemms.reserve(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) gemms.push_back({x, m, k, k, outs[i].w, outs[i].n, outs[i].bias, outs[i].y, outs[i].n});
+  for (int i = 0; i < count; ++i) gemms.push_back(gemm_args(x, m, k, k, outs[i].w, outs[i].n, outs[i].bias, outs[i].y, outs[i].n));
   run_gemms(gemms.data(), count);
 }
 

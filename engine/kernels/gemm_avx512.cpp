@@ -3,21 +3,26 @@
 // a 16-lane partial sum over k; reduce16() turns the 16 of them into one
 // vector of finished dots. Tiles only change which elements share a register
 // pass, never an element's own operation sequence, so rows computed alone
-// and inside any batch give the same bits.
+// and inside any batch give the same bits. Weights of any storage type are
+// widened to fp32 in registers (internal/weight_loads_avx512.hpp) right
+// before their FMA; the accumulation order is the fp32 one.
 #include <algorithm>
 
 #include "engine/kernels/internal/avx512_math.hpp"
 #include "engine/kernels/internal/paths.hpp"
+#include "engine/kernels/internal/weight_loads_avx512.hpp"
 
 namespace reprox::kernels::internal {
 namespace {
 
 using avx512::acc_slot;
 
-// Returns lane r * (16/R) + c = dot(xr[r], wc[c]) over k.
-// Prefetches (to L1) the k-block at kk of the npf weight columns pf[0..npf).
-template <int R>
-inline __m512 tile(const float* const* xr, const float* const* wc, const float* const* pf, int npf, int64_t k) {
+// Returns lane r * (16/R) + c = dot(xr[r], wc[c]) over k; wc[c] are weight
+// rows of type T. Prefetches (to L1) the k-block at kk of the npf weight
+// rows pf[0..npf).
+template <int R, WeightType T>
+inline __m512 tile(const float* const* xr, const uint8_t* const* wc, const uint8_t* const* pf, int npf, int64_t k) {
+  using Load = avx512::WeightLoad<T>;
   constexpr int C = 16 / R;
   __m512 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
@@ -25,9 +30,11 @@ inline __m512 tile(const float* const* xr, const float* const* wc, const float* 
   for (; kk + 16 <= k; kk += 16) {
     __m512 xv[R];
     for (int r = 0; r < R; ++r) xv[r] = _mm512_loadu_ps(xr[r] + kk);
-    for (int i = 0; i < npf; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf[i] + kk), _MM_HINT_T0);
+    if ((kk * Load::kBytes) % 64 == 0) {  // once per cache line of the narrower types
+      for (int i = 0; i < npf; ++i) _mm_prefetch(reinterpret_cast<const char*>(Load::at(pf[i], kk, k)), _MM_HINT_T0);
+    }
     for (int c = 0; c < C; ++c) {
-      const __m512 wv = _mm512_loadu_ps(wc[c] + kk);
+      const __m512 wv = Load::full(wc[c], kk, k);
       for (int r = 0; r < R; ++r) acc[acc_slot(r * C + c)] = _mm512_fmadd_ps(xv[r], wv, acc[acc_slot(r * C + c)]);
     }
   }
@@ -36,7 +43,7 @@ inline __m512 tile(const float* const* xr, const float* const* wc, const float* 
     __m512 xv[R];
     for (int r = 0; r < R; ++r) xv[r] = _mm512_maskz_loadu_ps(m, xr[r] + kk);
     for (int c = 0; c < C; ++c) {
-      const __m512 wv = _mm512_maskz_loadu_ps(m, wc[c] + kk);
+      const __m512 wv = Load::tail(wc[c], kk, k, m);
       for (int r = 0; r < R; ++r) acc[acc_slot(r * C + c)] = _mm512_fmadd_ps(xv[r], wv, acc[acc_slot(r * C + c)]);
     }
   }
@@ -59,21 +66,21 @@ constexpr int64_t kPrefetchTiles = 1;
 // add is the same single rounding as the scalar path's dot + bias[c]. The
 // tile prefetches columns pf_first, pf_first + pf_step, ... (of C) of the
 // tile kPrefetchTiles ahead; pf_step 0 prefetches nothing.
-template <int R>
+template <int R, WeightType T>
 inline void run_tile(const GemmArgs& a, int64_t r0, int64_t rows, int64_t c0, int64_t cols, int pf_first = 0,
                      int pf_step = 0) {
   constexpr int C = 16 / R;
-  const float* pf[C];
+  const uint8_t* pf[C];
   int npf = 0;
   if (pf_step > 0) {
     for (int c = pf_first; c < C; c += pf_step)
-      pf[npf++] = a.w + std::min<int64_t>(c0 + kPrefetchTiles * C + c, a.n - 1) * a.k;
+      pf[npf++] = a.w + std::min<int64_t>(c0 + kPrefetchTiles * C + c, a.n - 1) * a.w_row_bytes;
   }
   const float* xr[R];
-  const float* wc[C];
+  const uint8_t* wc[C];
   for (int r = 0; r < R; ++r) xr[r] = a.x + (r0 + std::min<int64_t>(r, rows - 1)) * a.x_stride;
-  for (int c = 0; c < C; ++c) wc[c] = a.w + (c0 + std::min<int64_t>(c, cols - 1)) * a.k;
-  __m512 res = tile<R>(xr, wc, pf, npf, a.k);
+  for (int c = 0; c < C; ++c) wc[c] = a.w + (c0 + std::min<int64_t>(c, cols - 1)) * a.w_row_bytes;
+  __m512 res = tile<R, T>(xr, wc, pf, npf, a.k);
   if constexpr (R == 1) {
     const __mmask16 m = avx512::head_mask(cols);
     if (a.bias != nullptr) res = _mm512_add_ps(res, _mm512_maskz_loadu_ps(m, a.bias + c0));
@@ -93,18 +100,23 @@ constexpr int64_t kRowBlock = 64;   // x rows kept hot in L2 while a weight tile
 constexpr int64_t kColBlock = 256;  // columns per pass over a row block
 
 // Rows one at a time against 16-column weight tiles; the tile (16 x k
-// floats) stays in cache across the rows, so w streams from memory once.
+// weights) stays in cache across the rows, so w streams from memory once.
+// The first row's pass prefetches the next tile (the 16-bit and q8 rows
+// are short, so the hardware prefetcher alone keeps too few lines in flight).
+template <WeightType T>
 void rows_by_one(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
+  constexpr int pf_step = T == WeightType::kF32 ? 0 : 1;
   for (int64_t c = n_begin; c < n_end; c += 16) {
-    for (int64_t r = 0; r < a.m; ++r) run_tile<1>(a, r, 1, c, std::min<int64_t>(16, n_end - c));
+    for (int64_t r = 0; r < a.m; ++r) {
+      run_tile<1, T>(a, r, 1, c, std::min<int64_t>(16, n_end - c), 0, r == 0 ? pf_step : 0);
+    }
   }
 }
 
-}  // namespace
-
-void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
+template <WeightType T>
+void gemm(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
   if (a.m < kSmallM) {
-    rows_by_one(a, n_begin, n_end);
+    rows_by_one<T>(a, n_begin, n_end);
     return;
   }
   // 4 x 4 tiles; a last block of fewer than 4 rows still runs as one tile
@@ -119,10 +131,21 @@ void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
         const int64_t cols = std::min<int64_t>(4, cb_end - c);
         for (int64_t r = rb; r < rb_end; r += 4) {
           const int b = static_cast<int>((r - rb) / 4);
-          run_tile<4>(a, r, std::min<int64_t>(4, rb_end - r), c, cols, b, b < 4 ? pf_step : 0);
+          run_tile<4, T>(a, r, std::min<int64_t>(4, rb_end - r), c, cols, b, b < 4 ? pf_step : 0);
         }
       }
     }
+  }
+}
+
+}  // namespace
+
+void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
+  switch (a.wtype) {
+    case WeightType::kF16: gemm<WeightType::kF16>(a, n_begin, n_end); break;
+    case WeightType::kBF16: gemm<WeightType::kBF16>(a, n_begin, n_end); break;
+    case WeightType::kQ8: gemm<WeightType::kQ8>(a, n_begin, n_end); break;
+    default: gemm<WeightType::kF32>(a, n_begin, n_end);
   }
 }
 

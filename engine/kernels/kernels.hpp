@@ -14,7 +14,8 @@
 //     lanes are combined by the fixed tree (l, l+8) -> (l, l+4) -> (l, l+2) -> (0, 1).
 //   exp: own polynomial (internal/canonical.hpp), not libm.
 //
-// Buffers are plain fp32, row-major; no function allocates on the hot path
+// Buffers are plain fp32, row-major (weights may also be f16, bf16 or q8:
+// see "weight storage"); no function allocates on the hot path
 // except attention's per-thread score scratch (grows once). Functions are not
 // reentrant across threads: the engine calls them from one thread, and they
 // fan out over the kernel thread pool themselves.
@@ -52,6 +53,55 @@ void parallel_for(int tasks, const std::function<void(int)>& fn);
 // kernel's operation sequence changes.
 const char* numeric_mode_id();
 
+// ---- weight storage ------------------------------------------------------
+//
+// linear() reads its weight matrix w [N, K] in one of four storage types.
+// Whatever the type, each weight is first turned into an fp32 value w' and
+// the output element is the canonical fp32 dot over w' (the same FMA order,
+// the same tree), so a 16-bit or q8 linear equals, bit for bit, the fp32
+// linear on the widened / dequantized matrix:
+//   kF32:  w' = w.
+//   kF16:  w' = IEEE half -> float (exact).
+//   kBF16: w' = the 16 bits shifted left by 16 (exact).
+//   kQ8:   blocks of 32 along K, one fp32 scale each; w' = float(q) * scale,
+//          one fp32 multiplication (rounded to nearest even). A row of K
+//          weights is q8_row_bytes(K) bytes: ceil(K/32) fp32 scales (little
+//          endian) followed by K int8 values; rows are back to back.
+// Activations, norms and caches stay fp32 whatever the weight type.
+enum class WeightType { kF32 = 0, kF16 = 1, kBF16 = 2, kQ8 = 3 };
+
+constexpr int64_t kQ8Block = 32;
+constexpr int64_t q8_blocks(int64_t k) { return (k + kQ8Block - 1) / kQ8Block; }
+constexpr int64_t q8_row_bytes(int64_t k) { return 4 * q8_blocks(k) + k; }
+// Bytes of one weight row of k elements in storage type `type`.
+int64_t weight_row_bytes(WeightType type, int64_t k);
+// "f32", "f16", "bf16", "q8".
+const char* weight_type_name(WeightType type);
+// Names how a storage type is widened / quantized, for system_fingerprint
+// next to numeric_mode_id(); changes whenever that does.
+const char* weights_mode_id(WeightType type);
+
+// A weight matrix [N, K] in storage type `type`; rows weight_row_bytes(type, K)
+// bytes apart. Implicitly made from a plain fp32 pointer.
+struct WeightMatrix {
+  WeightType type = WeightType::kF32;
+  const void* data = nullptr;
+  WeightMatrix() = default;
+  WeightMatrix(const float* w) : data(w) {}  // NOLINT: fp32 is the common case
+  WeightMatrix(WeightType t, const void* d) : type(t), data(d) {}
+};
+
+// Q8 quantization of w [n, k] fp32 into out [n, q8_row_bytes(k)] bytes, per
+// block of 32 (the last one may be shorter): amax = max |w|,
+// scale = amax / 127 (fp32 division), q = roundf(w / scale) (half away from
+// zero, clamped to [-127, 127]); q = 0 where scale is 0. Portable scalar code,
+// so the bytes never depend on the CPU.
+void quantize_q8(const float* w, int64_t n, int64_t k, void* out);
+
+// out[i, :] = the fp32 values w' (see above) of row rows[i] of w [*, k],
+// for i < count; out is [count, k] contiguous. Embedding lookups.
+void widen_rows(const WeightMatrix& w, int64_t k, const int64_t* rows, int64_t count, float* out);
+
 // ---- ops (same shapes and semantics as engine/model/ops.hpp) -------------
 
 // y[M, N] = x[M, K] . w[N, K]^T (+ bias[N] if bias != nullptr).
@@ -62,11 +112,14 @@ void linear(const float* x, int64_t m, int64_t k, int64_t x_stride, const float*
             float* y, int64_t y_stride);
 // Contiguous convenience form (x_stride = k, y_stride = n).
 void linear(const float* x, int64_t m, int64_t k, const float* w, int64_t n, const float* bias, float* y);
+// Any weight storage type (see WeightMatrix); the same contract and order.
+void linear(const float* x, int64_t m, int64_t k, int64_t x_stride, const WeightMatrix& w, int64_t n,
+            const float* bias, float* y, int64_t y_stride);
 
 // One of several projections of the same x for linear_many(): w contiguous
 // [n, k], bias [n] or nullptr, y contiguous [m, n].
 struct Projection {
-  const float* w;
+  WeightMatrix w;
   int64_t n;
   const float* bias;
   float* y;

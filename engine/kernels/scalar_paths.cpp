@@ -11,13 +11,21 @@
 
 namespace reprox::kernels::internal {
 
+// Non-fp32 weights: each column is widened to fp32 values first (exact for
+// f16/bf16, one rounding per weight for q8), then the fp32 dot.
 void gemm_scalar(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
-  for (int64_t r = 0; r < a.m; ++r) {
-    const float* x = a.x + r * a.x_stride;
-    float* y = a.y + r * a.y_stride;
-    for (int64_t c = n_begin; c < n_end; ++c) {
-      const float dot = canonical::dot(x, a.w + c * a.k, a.k);
-      y[c] = a.bias != nullptr ? dot + a.bias[c] : dot;
+  thread_local std::vector<float> wide;
+  if (a.wtype != WeightType::kF32 && static_cast<int64_t>(wide.size()) < a.k) wide.resize(static_cast<size_t>(a.k));
+  for (int64_t c = n_begin; c < n_end; ++c) {
+    const uint8_t* row = a.w + c * a.w_row_bytes;
+    const float* w = reinterpret_cast<const float*>(row);
+    if (a.wtype != WeightType::kF32) {
+      canonical::widen_row(static_cast<int>(a.wtype), row, a.k, wide.data());
+      w = wide.data();
+    }
+    for (int64_t r = 0; r < a.m; ++r) {
+      const float dot = canonical::dot(a.x + r * a.x_stride, w, a.k);
+      a.y[r * a.y_stride + c] = a.bias != nullptr ? dot + a.bias[c] : dot;
     }
   }
 }

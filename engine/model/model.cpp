@@ -72,12 +72,17 @@ std::unique_ptr<Model> Model::load(const std::string& dir, const LoadOptions& op
     torch::set_num_threads(options.threads);
     kernels::set_num_threads(options.threads);
   }
+  if (!model->strict_ && options.weights != "auto") {
+    throw std::runtime_error("weights '" + options.weights +
+                             "' needs numeric_mode 'strict' (fast mode keeps the weights in its compute dtype)");
+  }
   model->dtype_name_ = canonical_dtype_name(dtype);
   model->device_name_ = device.str();
   c10::InferenceMode guard;
   model->weights_ = std::make_unique<ModelWeights>(load_model_weights(
       dir, model->config_, torch::TensorOptions().dtype(dtype).device(device), options.progress,
-      model->fingerprint_));
+      model->fingerprint_, model->strict_ ? options.weights : std::string()));
+  if (model->strict_) model->weights_mode_ = kernels::weight_type_name(model->weights_->matrix_type);
   size_t bytes = 0;
   const auto count = [&bytes](const torch::Tensor& t) {
     if (t.defined()) bytes += static_cast<size_t>(t.numel()) * t.element_size();
@@ -150,6 +155,11 @@ torch::Tensor Model::embed(const std::vector<int32_t>& tokens, int64_t start) co
   const ModelWeights& w = *weights_;
   const torch::Device device = w.options.device();
   const int64_t t = static_cast<int64_t>(tokens.size());
+  if (strict_) {  // any matrix storage: rows widened to fp32 (exact; q8: scale * q)
+    torch::Tensor x = strict_ops::embedding(w.embed, tokens, config_.hidden);
+    if (config_.family == ArchFamily::kGpt2) x.add_(w.positions.narrow(0, start, t));
+    return x;
+  }
   const torch::Tensor ids =
       torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::TensorOptions().dtype(torch::kLong))
           .to(device);

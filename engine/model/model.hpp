@@ -22,6 +22,12 @@ struct LoadOptions {
   int threads = 0;                // torch intra-op threads and strict kernel threads (both process-wide);
                                   // 0 keeps the current settings
   std::string numeric_mode = "strict";  // "strict" (fp32 CPU only) or "fast" (libtorch)
+  // Strict mode's weight-matrix storage (projections, embedding, lm_head):
+  // "auto" keeps the checkpoint's dtype (F32, F16 or BF16), "f32" / "f16" /
+  // "bf16" convert to that, "q8" quantizes at load (blocks of 32, fp32
+  // scales; kernels.hpp). Compute stays fp32. Fast mode takes "auto" only
+  // (its weights are in the compute dtype).
+  std::string weights = "auto";
   bool progress = true;           // print load progress on stderr for models over ~100 MB
 };
 
@@ -62,7 +68,10 @@ class Model {
   const std::string& weights_fingerprint() const { return fingerprint_; }
   const std::string& compute_dtype_name() const { return dtype_name_; }
   const std::string& device_name() const { return device_name_; }
-  size_t weight_bytes() const { return weight_bytes_; }  // in the compute dtype
+  size_t weight_bytes() const { return weight_bytes_; }  // as stored (compute dtype, 16-bit or q8)
+  // Strict mode: the matrices' storage, "f32", "f16", "bf16" or "q8" (the
+  // resolved LoadOptions::weights); fast mode: "" (the compute dtype).
+  const std::string& weights_mode() const { return weights_mode_; }
   bool strict() const { return strict_; }
   // "strict" or "fast", as loaded.
   const char* numeric_mode() const { return strict_ ? "strict" : "fast"; }
@@ -110,6 +119,7 @@ class Model {
   std::string dtype_name_;
   std::string device_name_;
   size_t weight_bytes_ = 0;
+  std::string weights_mode_;
   bool strict_ = true;
 };
 

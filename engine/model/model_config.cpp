@@ -150,7 +150,11 @@ void read_gpt2(const ConfigReader& r, ModelConfig& c) {
   c.n_heads = r.integer("n_head");
   c.n_kv_heads = c.n_heads;
   c.head_dim = c.n_heads > 0 ? c.hidden / c.n_heads : 0;
-  c.intermediate = r.integer_or("n_inner", 4 * c.hidden);
+  int64_t default_inner = 0;  // 4 * n_embd
+  if (__builtin_mul_overflow(c.hidden, int64_t{4}, &default_inner)) {
+    throw std::runtime_error(r.file() + ": n_embd out of range");
+  }
+  c.intermediate = r.integer_or("n_inner", default_inner);
   c.max_positions = r.integer("n_positions");
   c.norm_eps = r.number_or("layer_norm_epsilon", 1e-5);
   c.tie_embeddings = r.boolean_or("tie_word_embeddings", true);

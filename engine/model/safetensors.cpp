@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -22,11 +23,20 @@ const char* dtype_name(DType dtype) {
     case DType::F32: return "F32";
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
+    case DType::Other: return "other";
   }
   return "?";
 }
 
-size_t dtype_size(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
+size_t dtype_size(DType dtype) { return dtype == DType::F32 ? 4 : dtype == DType::Other ? 0 : 2; }
+
+size_t dtype_name_size(const std::string& name) {
+  static const std::map<std::string, size_t> sizes = {
+      {"F64", 8}, {"I64", 8}, {"U64", 8}, {"F32", 4}, {"I32", 4}, {"U32", 4}, {"F16", 2}, {"BF16", 2},
+      {"I16", 2}, {"U16", 2}, {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+  const auto it = sizes.find(name);
+  return it == sizes.end() ? 0 : it->second;
+}
 
 DType parse_dtype_name(const std::string& name) {
   if (name == "F32") return DType::F32;
@@ -34,6 +44,17 @@ DType parse_dtype_name(const std::string& name) {
   if (name == "BF16") return DType::BF16;
   throw std::runtime_error("unsupported safetensors dtype '" + name + "' (supported: F32, F16, BF16)");
 }
+
+namespace {
+
+DType parse_dtype_or_other(const std::string& name) {
+  if (name == "F32") return DType::F32;
+  if (name == "F16") return DType::F16;
+  if (name == "BF16") return DType::BF16;
+  return DType::Other;
+}
+
+}  // namespace
 
 float f16_to_f32(uint16_t h) {
   const uint32_t sign = (h & 0x8000u) << 16;
@@ -136,19 +157,26 @@ int64_t TensorView::numel() const {
 }
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
+  SafetensorsIndex index = parse_safetensors(file_.data(), file_.size(), path);
+  header_len_ = index.header_len;
+  tensors_ = std::move(index.tensors);
+}
+
+SafetensorsIndex parse_safetensors(const uint8_t* data, size_t size, const std::string& origin) {
   const auto fail = [&](const std::string& why) {
-    return std::runtime_error("malformed safetensors file " + path + ": " + why);
+    return std::runtime_error("malformed safetensors file " + origin + ": " + why);
   };
-  if (file_.size() < 8) throw fail("shorter than the 8-byte header length");
+  if (size < 8) throw fail("shorter than the 8-byte header length");
   uint64_t len = 0;
-  for (int i = 7; i >= 0; --i) len = (len << 8) | file_.data()[i];
-  if (len > file_.size() - 8) throw fail("header length exceeds the file size");
-  header_len_ = static_cast<size_t>(len);
-  const size_t data_begin = 8 + header_len_;
-  const size_t data_size = file_.size() - data_begin;
+  for (int i = 7; i >= 0; --i) len = (len << 8) | data[i];
+  if (len > size - 8) throw fail("header length exceeds the file size");
+  SafetensorsIndex index;
+  index.header_len = static_cast<size_t>(len);
+  const size_t data_begin = 8 + index.header_len;
+  const size_t data_size = size - data_begin;
 
   simdjson::dom::parser parser;
-  simdjson::padded_string json(reinterpret_cast<const char*>(file_.data()) + 8, header_len_);
+  simdjson::padded_string json(reinterpret_cast<const char*>(data) + 8, index.header_len);
   simdjson::dom::object root;
   if (parser.parse(json).get(root) != simdjson::SUCCESS) throw fail("header is not a JSON object");
   for (auto field : root) {
@@ -163,7 +191,10 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     }
     TensorView view;
     view.name = name;
-    view.dtype = parse_dtype_name(std::string(dtype));
+    view.dtype_text = std::string(dtype);
+    const size_t element_size = dtype_name_size(view.dtype_text);
+    if (element_size == 0) throw fail("unknown dtype '" + view.dtype_text + "' for tensor '" + name + "'");
+    view.dtype = element_size == 2 || element_size == 4 ? parse_dtype_or_other(view.dtype_text) : DType::Other;
     for (auto dim : shape) {
       int64_t d = 0;
       if (dim.get(d) || d < 0) throw fail("bad shape for tensor '" + name + "'");
@@ -179,12 +210,19 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
       throw fail("data_offsets out of range for tensor '" + name + "'");
     }
     view.nbytes = static_cast<size_t>(range[1] - range[0]);
-    if (view.nbytes != static_cast<size_t>(view.numel()) * dtype_size(view.dtype)) {
+    int64_t numel = 1;
+    for (int64_t d : view.shape) {
+      if (__builtin_mul_overflow(numel, d, &numel)) throw fail("shape too large for tensor '" + name + "'");
+    }
+    size_t expected_bytes = 0;
+    if (__builtin_mul_overflow(static_cast<size_t>(numel), element_size, &expected_bytes) ||
+        view.nbytes != expected_bytes) {
       throw fail("byte size does not match shape and dtype for tensor '" + name + "'");
     }
-    view.data = file_.data() + data_begin + range[0];
-    tensors_.emplace(name, std::move(view));
+    view.data = data + data_begin + range[0];
+    index.tensors.emplace(name, std::move(view));
   }
+  return index;
 }
 
 const TensorView* SafetensorsFile::find(const std::string& name) const {
@@ -208,11 +246,12 @@ void write_safetensors(const std::string& path, const std::vector<TensorToWrite>
     const TensorToWrite& t = tensors[i];
     int64_t numel = 1;
     for (int64_t d : t.shape) numel *= d;
-    if (t.bytes.size() != static_cast<size_t>(numel) * dtype_size(t.dtype)) {
+    const std::string dtype = t.dtype == DType::Other ? t.other_dtype : dtype_name(t.dtype);
+    if (t.bytes.size() != static_cast<size_t>(numel) * dtype_name_size(dtype) || dtype_name_size(dtype) == 0) {
       throw std::runtime_error("write_safetensors: byte size mismatch for " + t.name);
     }
     if (i > 0) header << ',';
-    header << '"' << t.name << "\":{\"dtype\":\"" << dtype_name(t.dtype) << "\",\"shape\":[";
+    header << '"' << t.name << "\":{\"dtype\":\"" << dtype << "\",\"shape\":[";
     for (size_t d = 0; d < t.shape.size(); ++d) header << (d ? "," : "") << t.shape[d];
     header << "],\"data_offsets\":[" << offset << ',' << offset + t.bytes.size() << "]}";
     offset += t.bytes.size();

@@ -14,11 +14,16 @@
 
 namespace reprox::engine {
 
-enum class DType { F32, F16, BF16 };
+// Other: a dtype the engine cannot compute with (I64, F64, I8, ...); such
+// tensors are listed (TensorView::dtype_text says which) so that a checkpoint
+// carrying unused ones still loads, and the loader names any it needs.
+enum class DType { F32, F16, BF16, Other };
 
-const char* dtype_name(DType dtype);           // "F32", "F16", "BF16"
-size_t dtype_size(DType dtype);                // bytes per element
+const char* dtype_name(DType dtype);           // "F32", "F16", "BF16", "other"
+size_t dtype_size(DType dtype);                // bytes per element (0 for Other)
 DType parse_dtype_name(const std::string& name);  // throws std::runtime_error
+// Bytes per element of any safetensors dtype name; 0 for a name it does not know.
+size_t dtype_name_size(const std::string& name);
 
 // Scalar conversions (round to nearest even when narrowing).
 float f16_to_f32(uint16_t bits);
@@ -47,12 +52,24 @@ class MappedFile {
 struct TensorView {
   std::string name;
   DType dtype = DType::F32;
+  std::string dtype_text = "F32";  // as written in the header
   std::vector<int64_t> shape;
   const uint8_t* data = nullptr;  // points into the mapping; may be unaligned
   size_t nbytes = 0;
 
   int64_t numel() const;
 };
+
+// The tensor table of a safetensors image held in memory (`data`, `size`:
+// the whole file). Views point into `data`. Throws std::runtime_error
+// "malformed safetensors file ORIGIN: ..." on any malformed header: a bad
+// length, invalid JSON, a bad entry, offsets outside the data, or a byte
+// size that does not match shape and dtype (overflow included).
+struct SafetensorsIndex {
+  size_t header_len = 0;  // the JSON header's bytes (after the 8-byte length)
+  std::map<std::string, TensorView> tensors;
+};
+SafetensorsIndex parse_safetensors(const uint8_t* data, size_t size, const std::string& origin);
 
 // One .safetensors file, memory-mapped. Views stay valid while it lives.
 class SafetensorsFile {
@@ -79,6 +96,7 @@ struct TensorToWrite {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
+  std::string other_dtype = {};  // the dtype name written when dtype is Other (e.g. "I64")
 };
 
 // Writes tensors in the given order; the header is padded with spaces to a

@@ -16,11 +16,27 @@ float* mut(torch::Tensor& t) { return t.data_ptr<float>(); }
 
 }  // namespace
 
+kernels::WeightMatrix weight_matrix(const torch::Tensor& w) {
+  switch (w.scalar_type()) {
+    case torch::kFloat16: return {kernels::WeightType::kF16, w.data_ptr()};
+    case torch::kBFloat16: return {kernels::WeightType::kBF16, w.data_ptr()};
+    case torch::kInt8: return {kernels::WeightType::kQ8, w.data_ptr()};
+    default: return {kernels::WeightType::kF32, w.data_ptr<float>()};
+  }
+}
+
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   torch::Tensor y = torch::empty({rows, out}, x.options());
-  kernels::linear(ptr(x), rows, in, ptr(weight), out, ptr(bias), mut(y));
+  kernels::linear(ptr(x), rows, in, in, weight_matrix(weight), out, ptr(bias), mut(y), out);
   return y;
+}
+
+torch::Tensor embedding(const torch::Tensor& table, const std::vector<int32_t>& ids, int64_t dim) {
+  const std::vector<int64_t> rows(ids.begin(), ids.end());
+  torch::Tensor x = torch::empty({static_cast<int64_t>(ids.size()), dim}, torch::TensorOptions().dtype(torch::kFloat32));
+  kernels::widen_rows(weight_matrix(table), dim, rows.data(), static_cast<int64_t>(rows.size()), mut(x));
+  return x;
 }
 
 std::vector<torch::Tensor> linear_many(const torch::Tensor& x, std::initializer_list<WeightRef> weights) {
@@ -31,7 +47,7 @@ std::vector<torch::Tensor> linear_many(const torch::Tensor& x, std::initializer_
   outs.reserve(weights.size());
   for (const WeightRef& wr : weights) {
     ys.push_back(torch::empty({rows, wr.weight.size(0)}, x.options()));
-    outs.push_back({ptr(wr.weight), wr.weight.size(0), ptr(wr.bias), mut(ys.back())});
+    outs.push_back({weight_matrix(wr.weight), wr.weight.size(0), ptr(wr.bias), mut(ys.back())});
   }
   kernels::linear_many(ptr(x), rows, in, outs.data(), static_cast<int>(outs.size()));
   return ys;

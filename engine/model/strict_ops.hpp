@@ -4,18 +4,31 @@
 // batch-invariant; see engine/kernels/kernels.hpp). Torch only allocates.
 //
 // Every tensor here is fp32, contiguous and on the CPU (Model::load refuses
-// strict mode otherwise). Activations use the [T, heads * D] layout of the
-// projection outputs: no transposes, RoPE and q/k norms run in place on it.
+// strict mode otherwise), except the weight matrices of linear(),
+// linear_many() and embedding(), which may also be float16, bfloat16 or q8
+// (int8 [out, kernels::q8_row_bytes(in)], see model_weights.hpp): the
+// kernels widen them to fp32 in registers with the fp32 order of operations.
+// Activations use the [T, heads * D] layout of the projection outputs: no
+// transposes, RoPE and q/k norms run in place on it.
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
 
 #include <torch/types.h>
 
+#include "engine/kernels/kernels.hpp"
+
 namespace reprox::engine::strict_ops {
 
-// x [T, in], weight [out, in], bias [out] or undefined -> [T, out]
+// The kernels' view of a weight matrix tensor (by its dtype: float32,
+// float16, bfloat16, or int8 = q8 rows).
+kernels::WeightMatrix weight_matrix(const torch::Tensor& w);
+
+// x [T, in], weight [out, in] (or q8 rows), bias [out] or undefined -> [T, out]
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+// Rows ids of table [V, dim] (or q8 rows) widened to fp32 -> [ids.size(), dim].
+torch::Tensor embedding(const torch::Tensor& table, const std::vector<int32_t>& ids, int64_t dim);
 
 // Several projections of the same x [T, in] in one kernel fan-out: one
 // [T, out_i] per weight, bitwise equal to separate linear() calls.

@@ -52,6 +52,13 @@ const TensorView* WeightSet::find(const std::string& name) const {
   return nullptr;
 }
 
+std::string WeightSet::path_of(const std::string& name) const {
+  for (const auto& file : files_) {
+    if (file->find(name) != nullptr) return file->path();
+  }
+  return "";
+}
+
 size_t WeightSet::total_bytes() const {
   size_t total = 0;
   for (const auto& file : files_) total += file->data_bytes().size();

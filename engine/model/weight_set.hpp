@@ -17,6 +17,8 @@ class WeightSet {
 
   // nullptr when no shard holds `name`.
   const TensorView* find(const std::string& name) const;
+  // The path of the shard holding `name` ("" when none does).
+  std::string path_of(const std::string& name) const;
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
   size_t total_bytes() const;  // tensor bytes over all shards
 

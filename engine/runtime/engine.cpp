@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "engine/kernels/kernels.hpp"
 #include "engine/model/model.hpp"
 #include "engine/runtime/batch_runner.hpp"
 #include "engine/runtime/kv_reuse.hpp"
@@ -29,12 +30,23 @@ std::string hex(const unsigned char* p, size_t n) {
   return s;
 }
 
+// The weight widening each storage mode adds to the operation sequence.
+std::string weights_material(const std::string& mode) {
+  if (mode.empty() || mode == "f32") return "";
+  if (mode == "q8") return "|weights=q8:" + std::string(kernels::weights_mode_id(kernels::WeightType::kQ8));
+  if (mode == "bf16") return "|weights=bf16:" + std::string(kernels::weights_mode_id(kernels::WeightType::kBF16));
+  if (mode == "f16") return "|weights=f16:" + std::string(kernels::weights_mode_id(kernels::WeightType::kF16));
+  return "|weights=" + mode;
+}
+
 }  // namespace
 
 std::string make_system_fingerprint(const std::string& weights_fingerprint, const std::string& dtype,
-                                    const std::string& device, const std::string& numeric_mode_id) {
+                                    const std::string& device, const std::string& numeric_mode_id,
+                                    const std::string& weights_mode) {
   std::string material = std::string("weights=") + weights_fingerprint + "|engine=" + kEngineBuild +
-                         "|mode=" + numeric_mode_id + "|dtype=" + dtype + "|device=" + device;
+                         "|mode=" + numeric_mode_id + "|dtype=" + dtype + "|device=" + device +
+                         weights_material(weights_mode);
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(material.data()), material.size(), digest);
   return "fp_" + hex(digest, 8);
@@ -45,6 +57,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   lo.device = options_.device;
   lo.threads = options_.threads;
   lo.numeric_mode = options_.numeric_mode;
+  lo.weights = options_.weights;
   model_ = Model::load(options_.model_dir, lo);
   tokenizer_ = tok::Tokenizer::load_dir(options_.model_dir);
   prompts_ = std::make_unique<PromptBuilder>(options_.model_dir, tokenizer_);
@@ -56,7 +69,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   model_id_ = std::filesystem::path(options_.model_dir).lexically_normal().filename().string();
   if (model_id_.empty()) model_id_ = std::filesystem::path(options_.model_dir).lexically_normal().parent_path().filename().string();
   fingerprint_ = make_system_fingerprint(model_->weights_fingerprint(), model_->compute_dtype_name(),
-                                         model_->device_name(), model_->numeric_mode_id());
+                                         model_->device_name(), model_->numeric_mode_id(), model_->weights_mode());
   sched::SchedulerConfig sc;
   sc.block_size = options_.kv_block_size;
   sc.max_batch_size = options_.max_batch_size;

@@ -35,6 +35,8 @@ struct EngineOptions {
   int threads = 1;                  // intra-op threads for the forward pass
   std::string numeric_mode = "strict";  // "strict" (batch-invariant kernels) or "fast" (libtorch; no
                                         // KV reuse, whole-prompt prefill, no exactness promise under load)
+  // Strict mode's weight storage: auto | f32 | f16 | bf16 | q8 (LoadOptions::weights).
+  std::string weights = "auto";
   int64_t default_max_tokens = 256;
   size_t queue_capacity = 64;       // beyond: 429
   // The most queued jobs one tenant may hold (0: the whole queue); queued
@@ -100,9 +102,13 @@ class Engine {
   std::thread thread_;
 };
 
-// "fp_" + 16 hex of SHA-256 over the weights' hash, the engine build and its
-// numeric mode (Model::numeric_mode_id()); exposed for tests.
+// "fp_" + 16 hex of SHA-256 over the weights' hash, the engine build, its
+// numeric mode (Model::numeric_mode_id()), compute dtype, device and weight
+// storage (Model::weights_mode(): "f16", "bf16" and "q8" enter the hash as
+// "|weights=<mode>:<kernels' id of that widening>"; "f32" and "" (fast mode)
+// add nothing, so fp32 fingerprints are what they were); exposed for tests.
 std::string make_system_fingerprint(const std::string& weights_fingerprint, const std::string& dtype,
-                                    const std::string& device, const std::string& numeric_mode_id = "strict");
+                                    const std::string& device, const std::string& numeric_mode_id = "strict",
+                                    const std::string& weights_mode = "");
 
 }  // namespace reprox::engine

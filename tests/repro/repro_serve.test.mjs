@@ -3,6 +3,8 @@
 // hashes), again on a cache hit, and a streamed answer must carry the same
 // text. Every cache hit is also audited (--audit-every 1): generated again
 // in the background, with KV reuse, and compared with the cached answer.
+// REPRO_WEIGHTS (optional) passes --weights to the server, REPRO_EXPECTED
+// names the hash file to check against (default expected_sha256.json).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,12 +17,13 @@ const here = dirname(fileURLToPath(import.meta.url));
 // One body per line, sent verbatim: JSON.parse would round 64-bit seeds.
 const lines = readFileSync(join(here, 'cases.jsonl'), 'utf8').split('\n').filter((l) => l.length);
 const cases = lines.map((l) => JSON.parse(l));
-const expected = JSON.parse(readFileSync(join(here, 'expected_sha256.json'), 'utf8'));
+const expected = JSON.parse(readFileSync(join(here, process.env.REPRO_EXPECTED || 'expected_sha256.json'), 'utf8'));
+const weightsArgs = process.env.REPRO_WEIGHTS ? ['--weights', process.env.REPRO_WEIGHTS] : [];
 let proc, base;
 
 before(async () => {
   proc = spawn(process.env.REPROX_BIN, ['serve', '--model', process.env.REPRO_MODEL, '--listen', '127.0.0.1:0',
-    '--config', join(here, 'empty.toml'), '--audit-every', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    '--config', join(here, 'empty.toml'), '--audit-every', '1', ...weightsArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   base = await new Promise((resolve, reject) => {
     let log = '';
     const timer = setTimeout(() => reject(new Error('reprox did not start:\n' + log)), 60000);

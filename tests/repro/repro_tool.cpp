@@ -3,7 +3,8 @@
 // renders each answer with the server's renderer, and hashes the bytes of
 // its "choices" array. --write stores the hashes; --check compares them in
 // this fresh process and also checks that changing the seed changes sampled
-// outputs. Exit 0 on success.
+// outputs. --weights picks the engine's weight storage (auto, f32, f16,
+// bf16, q8); each has its own committed hash file. Exit 0 on success.
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -79,16 +80,17 @@ std::optional<std::string> run_case(LocalBackend& backend, const std::string& bo
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model, cases_path, write_path, check_path;
+  std::string model, cases_path, write_path, check_path, weights = "auto";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--model") model = argv[i + 1];
     else if (a == "--cases") cases_path = argv[i + 1];
     else if (a == "--write") write_path = argv[i + 1];
     else if (a == "--check") check_path = argv[i + 1];
+    else if (a == "--weights") weights = argv[i + 1];
   }
   if (model.empty() || cases_path.empty() || (write_path.empty() == check_path.empty())) {
-    std::cerr << "usage: reprox_repro --model DIR --cases cases.jsonl (--write|--check) expected.json\n";
+    std::cerr << "usage: reprox_repro --model DIR --cases cases.jsonl [--weights MODE] (--write|--check) expected.json\n";
     return 2;
   }
   // One request body per line, sent verbatim (64-bit seeds stay exact).
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
   const json::Value cases(std::move(parsed_cases));
   engine::EngineOptions options;
   options.model_dir = model;
+  options.weights = weights;
   LocalBackend backend(options);
 
   std::vector<std::string> hashes;

@@ -29,6 +29,72 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return tree16(lanes);
 }
 
+// ---- weight widening (kernels.hpp, "weight storage") ----
+// A linear with f16, bf16 or q8 weights is dot(x, w') with w' = widen_row(w):
+// the canonical dot above, unchanged, over the widened values. For q8 that
+// is, per output element, lane l accumulating fma(x[k], float(q[k]) *
+// scale[k / 32], lane) for k = l, l+16, ... (the product q * scale rounded
+// to fp32 first, never fused), then tree16: bitwise the fp32 dot over the
+// dequantized matrix.
+// bf16 -> fp32: the bits shifted left by 16 (exact, NaNs included).
+inline float widen_bf16(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// IEEE half -> fp32, exact; subnormals are normalized, a NaN keeps its
+// payload and gets the quiet bit (what vcvtph2ps does).
+inline float widen_f16(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13) | (mant != 0 ? 0x00400000u : 0u);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    bits = sign;
+  } else {  // subnormal: value mant * 2^-24, renormalized
+    exp = 113;
+    while ((mant & 0x400u) == 0) {
+      mant <<= 1;
+      --exp;
+    }
+    bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Q8: the scale of block b of a q8 row, and the dequantized weight j.
+inline float q8_scale(const uint8_t* row, int64_t b) {
+  float s;
+  std::memcpy(&s, row + 4 * b, sizeof s);
+  return s;
+}
+inline float q8_weight(const uint8_t* row, int64_t k, int64_t j) {
+  int8_t q;
+  std::memcpy(&q, row + 4 * ((k + 31) / 32) + j, 1);
+  return static_cast<float>(q) * q8_scale(row, j / 32);
+}
+
+// Row `row` (type 0 f32, 1 f16, 2 bf16, 3 q8, as kernels::WeightType) of k
+// weights as fp32 values w' into out[0..k).
+inline void widen_row(int type, const uint8_t* row, int64_t k, float* out) {
+  for (int64_t j = 0; j < k; ++j) {
+    uint16_t h = 0;
+    if (type == 1 || type == 2) std::memcpy(&h, row + 2 * j, sizeof h);
+    switch (type) {
+      case 1: out[j] = widen_f16(h); break;
+      case 2: out[j] = widen_bf16(h); break;
+      case 3: out[j] = q8_weight(row, k, j); break;
+      default: std::memcpy(out + j, row + 4 * j, sizeof(float));
+    }
+  }
+}
+
 // Same lane split with plain adds.
 inline float sum(const float* a, int64_t n) {
   float lanes[kLanes] = {};

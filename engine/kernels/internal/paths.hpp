@@ -9,20 +9,25 @@
 
 namespace reprox::kernels::internal {
 
+// w: weight row c starts at w + c * w_row_bytes (= weight_row_bytes(wtype, k)).
 struct GemmArgs {
   const float* x;
   int64_t m, k, x_stride;
-  const float* w;
+  const uint8_t* w;
+  WeightType wtype;
+  int64_t w_row_bytes;
   int64_t n;
   const float* bias;
   float* y;
   int64_t y_stride;
 };
 
-// Computes y columns [n_begin, n_end) for all rows.
+// Computes y columns [n_begin, n_end) for all rows. gemm_avx2 with kF16
+// weights needs F16C (has_f16c()); the dispatcher checks.
 void gemm_scalar(const GemmArgs& a, int64_t n_begin, int64_t n_end);
 void gemm_avx2(const GemmArgs& a, int64_t n_begin, int64_t n_end);
 void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end);
+bool has_f16c();
 
 // One (head, query) pair per index in [begin, end), index = h * t + i.
 // scores: scratch of at least round_up(q_offset + t, 16) floats.

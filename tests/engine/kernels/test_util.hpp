@@ -17,7 +17,10 @@ inline std::vector<float> random_vec(std::mt19937& rng, size_t n, float scale = 
   return v;
 }
 
-inline bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+// n may be 0 with an empty vector's null data(): memcmp must not see it.
+inline bool same_bits(const float* a, const float* b, size_t n) {
+  return n == 0 || std::memcmp(a, b, n * sizeof(float)) == 0;
+}
 
 // The ISAs this CPU can run, scalar first.
 inline std::vector<Isa> runnable_isas() {

@@ -8,11 +8,13 @@
 #include <torch/torch.h>
 
 #include "engine/model/model.hpp"
+#include "tests/engine/model/load_error.hpp"
 #include "tests/engine/model/model_test_util.hpp"
 #include "engine/model/safetensors.hpp"
 
 namespace reprox {
 namespace {
+using testutil::load_error;
 namespace fs = std::filesystem;
 
 std::string read_text(const fs::path& p) {
@@ -45,15 +47,6 @@ void rewrite_weights(const std::string& dir, Edit edit) {
     }
   }
   engine::write_safetensors(dir + "/model.safetensors", out);
-}
-
-std::string load_error(const std::string& dir, const engine::LoadOptions& options = {}) {
-  try {
-    engine::Model::load(dir, options);
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 std::string tiny(const std::string& name, const std::string& arch = "qwen3") {

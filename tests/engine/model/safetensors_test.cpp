@@ -65,6 +65,34 @@ TEST(Safetensors, TruncatedFileIsRejected) {
   EXPECT_THROW(engine::SafetensorsFile(dir + "/bad.safetensors"), std::runtime_error);
 }
 
+// A header whose shape overflows int64 when multiplied out (the element
+// count used to overflow before the byte-size check).
+TEST(Safetensors, OverflowingShapeIsRejected) {
+  const std::string header = R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})";
+  std::string image(8, '\0');
+  for (int i = 0; i < 8; ++i) image[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  image += header;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(image.data());
+  try {
+    engine::parse_safetensors(bytes, image.size(), "mem");
+    ADD_FAILURE() << "accepted an overflowing shape";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("shape too large for tensor 'a'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ModelConfig, Gpt2HugeEmbeddingIsRejected) {
+  const std::string dir = testutil::scratch_dir("cfg_huge_embd");
+  std::ofstream(dir + "/config.json") << R"({"architectures":["GPT2LMHeadModel"],"vocab_size":1,)"
+                                      << R"("n_embd":4611686018427387904,"n_layer":1,"n_head":1,"n_positions":1})";
+  try {
+    engine::load_model_config(dir);
+    ADD_FAILURE() << "accepted an n_embd whose default n_inner overflows";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("n_embd out of range"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TinyModel, SameSeedSameBytesOtherSeedOtherBytes) {
   std::string weights[3];
   for (int i = 0; i < 3; ++i) {

@@ -1,7 +1,8 @@
 // Conversation-level KV reuse through the LocalBackend: later turns reuse the
 // earlier turns' KV (usage.cached_tokens > 0) and answer bit-identically to an
 // engine without reuse, also under a budget small enough to force evictions;
-// a tenant never reuses another tenant's KV.
+// a tenant never reuses another tenant's KV. The same with 16-bit and q8
+// weight storage.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -95,15 +96,17 @@ class KvReuseTest : public ::testing::Test {
     int64_t prompt_tokens = 0;
   };
 
-  // Runs a 3-turn conversation on `plain_` (the reference) and on `other`,
-  // expecting identical answers; the history follows the reference.
-  static void converse(LocalBackend* other, int index, const std::string& tenant, TurnStats* stats) {
+  // Runs a 3-turn conversation on `reference` (default plain_) and on
+  // `other`, expecting identical answers; the history follows the reference.
+  static void converse(LocalBackend* other, int index, const std::string& tenant, TurnStats* stats,
+                       LocalBackend* reference = nullptr) {
+    LocalBackend* ref = reference != nullptr ? reference : plain_;
     const Sampling s = mixed_sampling(index);
     std::vector<api::ChatMessage> messages{message("system", "You are a concise assistant. Conversation " + std::to_string(index) + ".")};
     int64_t previous_kv_tokens = 0;  // prompt + completion - 1 of the previous turn
     for (int turn = 0; turn < 3; ++turn) {
       messages.push_back(message("user", kUserTurns[turn]));
-      auto want = run(plain_, request(plain_, messages, s, tenant));
+      auto want = run(ref, request(ref, messages, s, tenant));
       auto got = run(other, request(other, messages, s, tenant));
       ASSERT_EQ(got->transcript(), want->transcript()) << "conversation " << index << " turn " << turn + 1;
       EXPECT_EQ(want->usage.cached_tokens, 0);
@@ -209,6 +212,30 @@ TEST_F(KvReuseTest, NoReuseWithoutABudget) {
   auto again = run(plain_, request(plain_, messages, s, "t"));
   EXPECT_EQ(again->usage.cached_tokens, 0);
   EXPECT_EQ(plain_->engine().kv_counters().lookups, 0u);
+}
+
+TEST_F(KvReuseTest, SixteenBitAndQ8WeightsAnswerIdenticallyWithAndWithoutReuse) {
+  std::vector<std::string> fingerprints{plain_->engine().system_fingerprint()};
+  for (const std::string weights : {"bf16", "q8"}) {
+    EngineOptions o;
+    o.model_dir = *dir_;
+    o.weights = weights;
+    o.kv_budget_bytes = 0;
+    LocalBackend without(o);
+    o.kv_budget_bytes = 64ll << 20;
+    LocalBackend with(o);
+    EXPECT_EQ(without.engine().system_fingerprint(), with.engine().system_fingerprint());
+    fingerprints.push_back(with.engine().system_fingerprint());
+    TurnStats stats;
+    for (int i = 0; i < 12; ++i) {
+      converse(&with, 300 + i, "tenant-" + std::to_string(i % 3), &stats, &without);
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_EQ(stats.reused_turns, stats.turns) << weights;
+  }
+  EXPECT_NE(fingerprints[0], fingerprints[1]);
+  EXPECT_NE(fingerprints[0], fingerprints[2]);
+  EXPECT_NE(fingerprints[1], fingerprints[2]);
 }
 
 TEST_F(KvReuseTest, TheFastModeNeverReusesKv) {

@@ -48,7 +48,13 @@ LocalBackend* NeedleTest::batched_ = nullptr;
 LocalBackend* NeedleTest::tight_ = nullptr;
 
 TEST_F(NeedleTest, EveryRequestInARandomBatchAnswersAsItDoesAlone) {
+#ifdef REPROX_SANITIZER_BUILD
+  // Sanitized, the model runs 10-20x slower: three batches of 16 still hand
+  // every sequence between the threads.
+  constexpr int kTrials = 3;
+#else
   constexpr int kTrials = 24;
+#endif
   std::mt19937 rng(20261202);
   int requests = 0, largest = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
