@@ -261,7 +261,7 @@ std::string describe_config(const Config& config) {
 void split_listen(const std::string& listen, std::string& host, unsigned short& port) {
   auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == listen.size())
-    throw std::runtime_error("--listen must be HOST:PORT, got '" + listen + "'");
+    throw std::runtime_error("a listen address must be HOST:PORT, got '" + listen + "'");
   host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   long p = 0;
@@ -270,9 +270,9 @@ void split_listen(const std::string& listen, std::string& host, unsigned short& 
     p = std::stol(listen.substr(colon + 1), &used);
     if (used != listen.size() - colon - 1) throw std::invalid_argument("junk");
   } catch (const std::exception&) {
-    throw std::runtime_error("--listen port must be a number, got '" + listen + "'");
+    throw std::runtime_error("a listen port must be a number, got '" + listen + "'");
   }
-  if (p < 0 || p > 65535) throw std::runtime_error("--listen port out of range: " + listen);
+  if (p < 0 || p > 65535) throw std::runtime_error("a listen port is out of range: " + listen);
   port = static_cast<unsigned short>(p);
 }
 

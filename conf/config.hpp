@@ -83,6 +83,7 @@ struct Config {
   int engine_threads = 0;  // 0: every core
   std::string device = "cpu";
   std::string numeric_mode = "strict";  // strict: row/batch-invariant kernels; fast: libtorch
+  std::string weights = "auto";         // strict weight storage: auto | f32 | f16 | bf16 | q8
   uint64_t kv_budget = 512ull << 20;
   int kv_block_size = 16;                  // tokens per KV block
   int kv_conversations_per_user = 10;      // conversations one tenant keeps in the reuse cache
@@ -99,6 +100,8 @@ struct Config {
   int64_t tenant_burst = 0;                // the bucket's size; 0: the rate
   // [auth]
   std::string auth_keys_file;  // allowed client keys as SHA-256 hex lines; empty: every client allowed
+  // [admin]
+  std::string admin_listen;  // HOST:PORT for /metrics and the admin endpoints; empty: on the API listener
   // [upstream]
   std::string upstream;  // empty: generate with the engine
   std::string upstream_api_key;

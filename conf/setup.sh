@@ -11,7 +11,7 @@ packages=(
   libboost-dev libboost-system-dev libhiredis-dev libtorch-dev libopenblas0-openmp
   libsimdjson-dev prometheus-cpp-dev libssl-dev libtomlplusplus-dev libcli11-dev
   libspdlog-dev libpcre2-dev libutf8proc-dev libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools wrk nginx nodejs chromium
+  redis-server redis-tools wrk nginx nodejs chromium clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

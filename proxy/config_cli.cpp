@@ -34,6 +34,8 @@ CLI::Option* ServeConfigFlags::add_flag(CLI::App& serve, const std::string& name
 void ServeConfigFlags::add_to(CLI::App& serve) {
   serve.add_option("--config", config_path_, "TOML config file (default: conf/reprox.toml when present)");
   add_flag(serve, "--listen", "server.listen", "HOST:PORT", "Address to listen on (port 0 picks a free one)");
+  add_flag(serve, "--admin-listen", "admin.listen", "HOST:PORT",
+           "Serve /metrics and the admin endpoints here only, not on --listen");
   add_flag(serve, "--model", "engine.model", "DIR", "Hugging Face model folder (default: the embedded tiny model)");
   add_flag(serve, "--upstream", "upstream.url", "URL", "Forward misses to this OpenAI-compatible server");
   add_flag(serve, "--redis", "cache.redis", "URL",
@@ -46,6 +48,9 @@ void ServeConfigFlags::add_to(CLI::App& serve) {
   add_flag(serve, "--numeric-mode", "engine.numeric_mode", "TEXT",
            "strict (exact: same bytes with or without KV reuse, at any batch) or fast (libtorch)")
       ->check(CLI::IsMember({"strict", "fast"}));
+  add_flag(serve, "--weights", "engine.weights", "TEXT",
+           "Weight storage in strict mode: auto (the checkpoint's dtype), f32, f16, bf16 or q8 (8-bit, blocks of 32)")
+      ->check(CLI::IsMember({"auto", "f32", "f16", "bf16", "q8"}));
   add_flag(serve, "--cache-bytes", "cache.bytes", "SIZE", "Memory tier budget, e.g. 256MiB or 2GB");
   add_flag(serve, "--cache-ttl", "cache.ttl", "DURATION", "Cache TTL: seconds, or e.g. 90s, 15m, 24h, 1h30m");
   add_flag(serve, "--hot-hits", "cache.hot_hits", "N", "Hits within --hot-window that extend an entry's TTL (0: off)");

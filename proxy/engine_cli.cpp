@@ -28,6 +28,7 @@ struct EngineCli {
   double temperature = 1.0, top_p = 1.0;
   int64_t top_k = 0, max_tokens = 64;
   int threads = 1;
+  std::string weights = "auto";
   // tokenize
   bool special = false;
   // make-tiny-model
@@ -73,6 +74,7 @@ int run_generate(const EngineCli& c) {
   engine::EngineOptions o;
   o.model_dir = c.model;
   o.threads = c.threads;
+  o.weights = c.weights;
   LocalBackend backend(o);
   auto req = std::make_shared<BackendRequest>();
   api::ChatMessage m;
@@ -110,6 +112,8 @@ void register_engine_subcommands(CLI::App& app) {
   c.generate->add_option("--top-k", c.top_k, "Keep the k most likely tokens (0 = off)");
   c.generate->add_option("--max-tokens", c.max_tokens, "Completion limit");
   c.generate->add_option("--engine-threads", c.threads, "Intra-op threads");
+  c.generate->add_option("--weights", c.weights, "Weight storage: auto | f32 | f16 | bf16 | q8")
+      ->check(CLI::IsMember({"auto", "f32", "f16", "bf16", "q8"}));
 
   c.tokenize = app.add_subcommand("tokenize", "Read one JSON string per line on stdin, print its token ids per line");
   c.tokenize->add_option("--model", c.model, "Model folder (tokenizer.json, or vocab.json + merges.txt)")->required();
@@ -161,6 +165,7 @@ LocalBackendFactory local_backend_factory() {
     }
     o.device = config.device;
     o.numeric_mode = config.numeric_mode;
+    o.weights = config.weights;
     o.threads = engine_threads(config);
     o.default_max_tokens = config.default_max_tokens;
     o.kv_budget_bytes = static_cast<int64_t>(config.kv_budget);

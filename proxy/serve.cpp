@@ -52,17 +52,26 @@ void apply_redis_config(const Config& c, RedisStoreOptions& o) {
   o.epoch_poll = std::chrono::milliseconds(std::max<int64_t>(1, c.redis_epoch_poll_ms));
 }
 
+// The listeners: the API's, then the admin one when [admin] listen is set.
+using Listeners = std::vector<Server*>;
+
+size_t open_connections(const Listeners& listeners) {
+  size_t n = 0;
+  for (const Server* s : listeners) n += s->connections();
+  return n;
+}
+
 // Polls until every connection has closed or the deadline passes.
-void wait_for_drain(IoPool& pool, Server& server, std::chrono::steady_clock::time_point deadline) {
+void wait_for_drain(IoPool& pool, const Listeners& listeners, std::chrono::steady_clock::time_point deadline) {
   auto timer = std::make_shared<net::steady_timer>(pool.main(), std::chrono::milliseconds(20));
-  timer->async_wait([&pool, &server, deadline, timer](beast::error_code) {
-    if (server.connections() == 0 || std::chrono::steady_clock::now() >= deadline) {
-      if (server.connections() != 0)
-        spdlog::warn("drain timeout: closing {} connection(s) still in flight", server.connections());
+  timer->async_wait([&pool, listeners, deadline, timer](beast::error_code) {
+    const size_t open = open_connections(listeners);
+    if (open == 0 || std::chrono::steady_clock::now() >= deadline) {
+      if (open != 0) spdlog::warn("drain timeout: closing {} connection(s) still in flight", open);
       pool.stop();
       return;
     }
-    wait_for_drain(pool, server, deadline);
+    wait_for_drain(pool, listeners, deadline);
   });
 }
 
@@ -318,13 +327,25 @@ void install_reopen(net::signal_set& hup, AuditLog* log) {
 
 // On the first SIGINT/SIGTERM: stop accepting, then stop the pool once the
 // connections have drained or drain_timeout has passed.
-void install_signals(net::signal_set& signals, IoPool& pool, Server& server, std::chrono::milliseconds drain_timeout) {
-  signals.async_wait([&pool, &server, drain_timeout](beast::error_code ec, int sig) {
+void install_signals(net::signal_set& signals, IoPool& pool, Listeners listeners,
+                     std::chrono::milliseconds drain_timeout) {
+  signals.async_wait([&pool, listeners, drain_timeout](beast::error_code ec, int sig) {
     if (ec) return;
     spdlog::info("signal {}: draining (up to {} ms)", sig, drain_timeout.count());
-    server.begin_drain();
-    wait_for_drain(pool, server, std::chrono::steady_clock::now() + drain_timeout);
+    for (Server* s : listeners) s->begin_drain();
+    wait_for_drain(pool, listeners, std::chrono::steady_clock::now() + drain_timeout);
   });
+}
+
+// [admin] listen: a second listener for /metrics and the admin endpoints,
+// with the API listener's limits; null when the option is empty.
+std::unique_ptr<Server> make_admin_server(const Config& config, IoPool& pool, ServerOptions so, Router& router) {
+  if (config.admin_listen.empty()) return nullptr;
+  split_listen(config.admin_listen, so.host, so.port);
+  auto server = std::make_unique<Server>(pool, so, router);
+  server->listen();
+  spdlog::info("admin endpoints listening on {}:{}", so.host, server->port());
+  return server;
 }
 
 }  // namespace
@@ -351,19 +372,31 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   app.status = &status;
   status.start(pool.main());
 
-  Router router(app);
+  const bool admin_apart = !config.admin_listen.empty();
+  Router router(app, admin_apart ? Exposure::kApi : Exposure::kAll);
+  Router admin_router(app, Exposure::kAdmin);
   Server server(pool, so, router);
   app.draining = [&server] { return server.draining(); };
   server.listen();
   spdlog::info("reprox listening on {}:{} ({})", so.host, server.port(),
                config.upstream.empty() ? "embedded engine" : "upstream " + config.upstream);
+  std::unique_ptr<Server> admin_server = make_admin_server(config, pool, so, admin_router);
 
   net::signal_set signals(pool.main(), SIGINT, SIGTERM);
-  install_signals(signals, pool, server, so.drain_timeout);
+  Listeners listeners{&server};
+  if (admin_server) listeners.push_back(admin_server.get());
+  install_signals(signals, pool, listeners, so.drain_timeout);
   net::signal_set hup(pool.main(), SIGHUP);
   install_reopen(hup, app.audit_log);
 
   pool.run();
+  // The drain is over or timed out: cut what is left, and run the closes and
+  // cancellations that sets off, so no connection or generation in flight
+  // outlives the objects it references (destroyed below, before the pool).
+  for (Server* s : listeners) s->abort_connections();
+  signals.cancel();
+  hup.cancel();
+  pool.finish(std::chrono::seconds(2));
   spdlog::info("reprox stopped");
   return 0;
 }

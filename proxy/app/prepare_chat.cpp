@@ -50,7 +50,7 @@ class PreparedMemo {
       p += lengths[i];
       if (i == 4) break;  // the version closes the key: a fallback engaging or clearing re-prepares
       *p++ = ':';
-      std::memcpy(p, parts[i].data(), parts[i].size());
+      if (!parts[i].empty()) std::memcpy(p, parts[i].data(), parts[i].size());  // empty: data() may be null
       p += parts[i].size();
     }
     return k;
@@ -76,7 +76,10 @@ class PreparedMemo {
 // The rule for this request; then what it may do with the cache and the
 // TTL an answer would get.
 void apply_rule(AppContext& app, PreparedChat& out) {
-  const policy::RuleSubject subject{out.model_id, out.request.cache.ns.value_or(""), out.tenant, kChatRoute};
+  // A view of the namespace itself: value_or("") would make a temporary that
+  // dies before the views are read.
+  const std::string_view ns = out.request.cache.ns ? std::string_view(*out.request.cache.ns) : std::string_view();
+  const policy::RuleSubject subject{out.model_id, ns, out.tenant, kChatRoute};
   out.rule = &policy::match_rule(app.options.rules, app.options.default_rule, subject);
   out.cacheability = policy::request_cacheable(out.request, *out.rule);
   out.ttl = policy::effective_ttl(*out.rule, out.request.cache);

@@ -234,6 +234,43 @@ void handle_purge(AppContext& app, const Request& req, const std::shared_ptr<Res
   });
 }
 
+// `client`: the API a client key opens (with [auth] keys_file); the others
+// are open (health, metrics) or take the admin token. `admin`: served by the
+// admin listener, and by the API listener only when there is none.
+struct Route {
+  const char* path;
+  http::verb method;
+  bool client;
+  bool admin;
+};
+constexpr Route kRoutes[] = {
+    {"/v1/chat/completions", http::verb::post, true, false},
+    {"/v1/models", http::verb::get, true, false},
+    {"/healthz", http::verb::get, false, true},
+    {"/metrics", http::verb::get, false, true},
+    {"/reprox/v1/explain", http::verb::post, true, false},
+    {"/reprox/v1/purge", http::verb::post, false, true},
+    {"/reprox/v1/fallback/clear", http::verb::post, false, true},
+    {"/reprox/v1/stats", http::verb::get, false, true},
+    {"/reprox/status", http::verb::get, false, true},
+    {"/tokenize", http::verb::post, true, false},
+    {"/detokenize", http::verb::post, true, false},
+    {"/apply-template", http::verb::post, true, false},
+};
+
+// The route for `path` on a listener of `exposure`; nullptr when it has none.
+// /healthz is on both listeners (load balancers probe the API port).
+const Route* find_route(std::string_view path, Exposure exposure) {
+  for (const auto& route : kRoutes) {
+    if (path != route.path) continue;
+    const bool health = path == "/healthz";
+    if (exposure == Exposure::kApi && route.admin && !health) return nullptr;
+    if (exposure == Exposure::kAdmin && !route.admin) return nullptr;
+    return &route;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
@@ -241,33 +278,15 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   std::string_view path = target.substr(0, target.find('?'));
   const auto method = request.method();
 
-  // `client`: the API a client key opens (with [auth] keys_file); the
-  // others are open (health, metrics) or take the admin token.
-  struct Route {
-    const char* path;
-    http::verb method;
-    bool client;
-  };
-  static const Route routes[] = {
-      {"/v1/chat/completions", http::verb::post, true}, {"/v1/models", http::verb::get, true},
-      {"/healthz", http::verb::get, false},              {"/metrics", http::verb::get, false},
-      {"/reprox/v1/explain", http::verb::post, true},   {"/reprox/v1/purge", http::verb::post, false},
-      {"/reprox/v1/fallback/clear", http::verb::post, false},
-      {"/reprox/v1/stats", http::verb::get, false},      {"/reprox/status", http::verb::get, false},
-      {"/tokenize", http::verb::post, true},            {"/detokenize", http::verb::post, true},
-      {"/apply-template", http::verb::post, true},
-  };
-  const Route* route = nullptr;
-  for (const auto& r : routes)
-    if (path == r.path) route = &r;
-
+  const Route* route = find_route(path, exposure_);
   auto r = std::make_shared<CountingResponder>(std::move(responder), *app_.metrics, route ? route->path : "other");
   // Unknown paths are forwarded upstream: they need a client key too.
-  if (app_.client_keys && (!route || route->client) && !client_key_allowed(app_, request))
+  if (exposure_ != Exposure::kAdmin && app_.client_keys && (!route || route->client) &&
+      !client_key_allowed(app_, request))
     return respond_error(*r, api::ApiError{401, "Incorrect API key provided: this key is not allowed here",
                                            "invalid_request_error", "", "invalid_api_key"});
   if (!route) {
-    if (app_.forward) {
+    if (app_.forward && exposure_ != Exposure::kAdmin) {
       app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
       return;
     }

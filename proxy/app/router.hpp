@@ -6,13 +6,20 @@
 
 namespace reprox {
 
+// Which routes a listener serves. With `[admin] listen`, the API listener
+// serves kApi (the admin routes answer 404 there, as if absent) and the
+// admin listener kAdmin: /metrics, /healthz and the /reprox admin endpoints,
+// nothing forwarded upstream. Without it, one listener serves kAll.
+enum class Exposure { kAll, kApi, kAdmin };
+
 class Router final : public RequestHandler {
  public:
-  explicit Router(AppContext& app) : app_(app) {}
+  explicit Router(AppContext& app, Exposure exposure = Exposure::kAll) : app_(app), exposure_(exposure) {}
   void handle(Request&& request, std::shared_ptr<Responder> responder) override;
 
  private:
   AppContext& app_;
+  Exposure exposure_;
 };
 
 }  // namespace reprox

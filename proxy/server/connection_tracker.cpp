@@ -24,15 +24,22 @@ size_t ConnectionTracker::count() const {
   return sessions_.size();
 }
 
+std::vector<std::shared_ptr<HttpSession>> ConnectionTracker::live() const {
+  std::vector<std::shared_ptr<HttpSession>> out;
+  std::lock_guard lock(mutex_);
+  for (auto& [id, weak] : sessions_)
+    if (auto s = weak.lock()) out.push_back(std::move(s));
+  return out;
+}
+
 void ConnectionTracker::drain_all() {
   draining_ = true;
-  std::vector<std::shared_ptr<HttpSession>> live;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [id, weak] : sessions_)
-      if (auto s = weak.lock()) live.push_back(std::move(s));
-  }
-  for (auto& s : live) s->drain();
+  for (auto& s : live()) s->drain();
+}
+
+void ConnectionTracker::abort_all() {
+  draining_ = true;
+  for (auto& s : live()) s->abort();
 }
 
 }  // namespace reprox

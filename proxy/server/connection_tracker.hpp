@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <vector>
 #include <unordered_map>
 
 namespace reprox {
@@ -18,9 +19,13 @@ class ConnectionTracker {
   size_t count() const;
   // Marks draining and asks every session to close when idle.
   void drain_all();
+  // Asks every session to close at once.
+  void abort_all();
   bool draining() const { return draining_.load(std::memory_order_relaxed); }
 
  private:
+  std::vector<std::shared_ptr<HttpSession>> live() const;
+
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, std::weak_ptr<HttpSession>> sessions_;
   uint64_t next_id_ = 1;

@@ -89,6 +89,10 @@ void HttpSession::drain() {
   });
 }
 
+void HttpSession::abort() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] { self->close_now(); });
+}
+
 void HttpSession::do_read() {
   if (closed_) return;
   if (tracker_->draining()) return close_gracefully();

@@ -42,6 +42,8 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   void set_tracker_id(uint64_t id) { tracker_id_ = id; }
   // Drain: close now if waiting for a request, else after the current answer.
   void drain();
+  // Closes at once, whatever is in progress (after a drain that timed out).
+  void abort();
 
   void respond(Response&& response) override;
   void respond_rendered(RenderedAnswer&& answer) override;

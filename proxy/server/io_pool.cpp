@@ -41,4 +41,22 @@ void IoPool::stop() {
   for (auto& c : contexts_) c->stop();
 }
 
+void IoPool::finish(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  guards_.clear();  // nothing waits for more work now
+  for (int idle_rounds = 0; idle_rounds < 3 && std::chrono::steady_clock::now() < deadline;) {
+    size_t ran = 0;
+    for (auto& c : contexts_) {
+      c->restart();
+      ran += c->poll();
+    }
+    if (ran == 0) {
+      ++idle_rounds;  // a close may still be on its way to another context
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } else {
+      idle_rounds = 0;
+    }
+  }
+}
+
 }  // namespace reprox

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <memory>
@@ -41,6 +42,11 @@ class IoPool {
   void run();
   // Stops every context (callable from any thread, also from a handler).
   void stop();
+  // After run() has returned: runs the handlers that are ready, on the
+  // calling thread, round after round until a round finds none (or `limit`
+  // passes), so that closes and cancellations complete and release what
+  // they own before the objects they reference are destroyed.
+  void finish(std::chrono::milliseconds limit);
 
  private:
   using Guard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;

@@ -22,6 +22,9 @@ class Server {
   unsigned short port() const { return port_; }
   // Stops accepting and closes idle connections; in-flight answers go on.
   void begin_drain();
+  // After the drain: closes the connections still open (their answers are
+  // cut); run the pool again (IoPool::finish) to let the closes complete.
+  void abort_connections() { tracker_->abort_all(); }
   size_t connections() const { return tracker_->count(); }
   bool draining() const { return tracker_->draining(); }
 

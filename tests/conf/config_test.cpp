@@ -44,6 +44,7 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.cache_bytes, d.cache_bytes);
   EXPECT_EQ(loaded.cache_ttl, d.cache_ttl);
   EXPECT_EQ(loaded.listen, d.listen);
+  EXPECT_EQ(loaded.admin_listen, d.admin_listen);
   EXPECT_EQ(loaded.kv_budget, d.kv_budget);
   EXPECT_EQ(loaded.kv_block_size, d.kv_block_size);
   EXPECT_EQ(loaded.kv_conversations_per_user, d.kv_conversations_per_user);
