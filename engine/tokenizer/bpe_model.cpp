@@ -210,27 +210,12 @@ void BpeModel::tokenize(std::string_view word, std::vector<int32_t>& out) const 
       return;
     }
   }
-  const bool cacheable = word.size() <= kMaxCachedWordBytes;
-  CacheShard* shard = nullptr;
-  std::string key;
-  if (cacheable) {
-    key.assign(word);
-    shard = &cache_[std::hash<std::string>{}(key) % kShards];
-    std::lock_guard<std::mutex> lock(shard->mu);
-    auto it = shard->map.find(key);
-    if (it != shard->map.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
+  if (short_words_.find(word, out) || long_words_.find(word, out)) return;
   const size_t start = out.size();
   merge_word(word, out);
-  if (cacheable) {
-    std::vector<int32_t> ids(out.begin() + static_cast<std::ptrdiff_t>(start), out.end());
-    std::lock_guard<std::mutex> lock(shard->mu);
-    if (shard->map.size() >= kMaxEntriesPerShard) shard->map.clear();
-    shard->map.emplace(std::move(key), std::move(ids));
-  }
+  const int32_t* ids = out.data() + start;
+  const size_t n = out.size() - start;
+  if (!short_words_.put(word, ids, n)) long_words_.put(word, ids, n);
 }
 
 void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& out) const {

@@ -1,18 +1,19 @@
 // The HF BPE model: merges applied by rank to each pre-tokenized word.
 //
 // Thread-safety: tokenize() is const and may run concurrently; the word cache
-// is sharded and each shard is guarded by its own mutex.
+// (WordCache: tables of fixed size, allocated once) locks per shard of slots.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "engine/tokenizer/word_cache.hpp"
 
 namespace reprox::tok {
 
@@ -67,14 +68,12 @@ class BpeModel {
   std::unordered_map<char32_t, int32_t> char_ids_;
   int32_t max_id_ = -1;
 
-  static constexpr size_t kShards = 16;
-  static constexpr size_t kMaxEntriesPerShard = 4096;
-  static constexpr size_t kMaxCachedWordBytes = 256;
-  struct CacheShard {
-    std::mutex mu;
-    std::unordered_map<std::string, std::vector<int32_t>> map;
-  };
-  mutable std::array<CacheShard, kShards> cache_;
+  // Merged words by size, in tables allocated once (1 MiB and 3 MiB): most
+  // words are short; a model with no pre-tokenizer (SentencePiece style)
+  // sees whole lines as words. A word goes to the short table when it and
+  // its ids fit a slot there, else to the long one.
+  mutable WordCache short_words_{{16384, 24, 48}};
+  mutable WordCache long_words_{{4096, 256, 768}};
 };
 
 }  // namespace reprox::tok

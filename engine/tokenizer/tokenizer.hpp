@@ -2,7 +2,8 @@
 // vocab.json + merges.txt) and a streaming detokenizer.
 //
 // Thread-safety: a loaded Tokenizer is immutable apart from an internal,
-// mutex-guarded word cache; encode/decode may be called concurrently.
+// mutex-guarded word cache of fixed size (WordCache: its memory does not grow
+// with the words seen); encode/decode may be called concurrently.
 // Errors: loading throws std::runtime_error naming the file or component;
 // encode/decode never throw on any input (invalid UTF-8 input is first
 // converted with U+FFFD replacement).
