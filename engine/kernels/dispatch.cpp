@@ -168,7 +168,7 @@ void apply_rope(float* x, int64_t heads, int64_t t, int64_t d, int64_t head_stri
 void causal_attention(const AttentionArgs& a) {
   const int64_t items = a.n_heads * a.t;
   if (items <= 0) return;
-  const int64_t scratch = (a.q_offset + a.t + 15) / 16 * 16;
+  const int64_t scratch = internal::attention_scratch_floats(a);
   void (*path)(const AttentionArgs&, int64_t, int64_t, float*) = internal::attention_scalar;
   if (active_isa() == Isa::kAvx512) path = internal::attention_avx512;
   if (a.on_calling_thread) {

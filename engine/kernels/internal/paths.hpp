@@ -30,7 +30,12 @@ void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end);
 bool has_f16c();
 
 // One (head, query) pair per index in [begin, end), index = h * t + i.
-// scores: scratch of at least round_up(q_offset + t, 16) floats.
+// scratch: at least attention_scratch_floats(a) floats. The AVX-512 path
+// runs up to kAttentionQueryBlock consecutive queries of a head together.
+constexpr int64_t kAttentionQueryBlock = 16;
+inline int64_t attention_scratch_floats(const AttentionArgs& a) {
+  return kAttentionQueryBlock * ((a.q_offset + a.t + 15) / 16 * 16 + a.head_dim);
+}
 void attention_scalar(const AttentionArgs& a, int64_t begin, int64_t end, float* scores);
 void attention_avx512(const AttentionArgs& a, int64_t begin, int64_t end, float* scores);
 
