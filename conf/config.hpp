@@ -84,6 +84,7 @@ struct Config {
   std::string device = "cpu";
   std::string numeric_mode = "strict";  // strict: row/batch-invariant kernels; fast: libtorch
   std::string weights = "auto";         // strict weight storage: auto | f32 | f16 | bf16 | q8
+  std::string dtype = "auto";           // compute dtype: auto | float32 | bfloat16 | float16 (resolve_engine_dtype)
   uint64_t kv_budget = 512ull << 20;
   int kv_block_size = 16;                  // tokens per KV block
   int kv_conversations_per_user = 10;      // conversations one tenant keeps in the reuse cache
@@ -151,6 +152,14 @@ void set_config_key(Config& config, const std::string& key, const std::string& t
 // source`, then one line per [[cache.rule]] with its FILE:LINE. Secrets
 // (proxy.admin_token, upstream.api_key, a password in cache.redis) are masked.
 std::string describe_config(const Config& config);
+
+// engine.dtype as the engine computes: "auto" is "bfloat16" on a CUDA device
+// (engine.device "cuda" or "cuda:N") with engine.numeric_mode "fast", and
+// "float32" otherwise; "float32", "bfloat16" and "float16" stay as given.
+// Throws ConfigError, starting with where engine.dtype came from, for any
+// other value, and for a 16-bit dtype with numeric_mode "strict" (strict
+// mode computes in float32 only), naming both keys and their sources.
+std::string resolve_engine_dtype(const Config& config);
 
 // Splits "HOST:PORT" ("[v6]:PORT" too); throws on a malformed value.
 void split_listen(const std::string& listen, std::string& host, unsigned short& port);

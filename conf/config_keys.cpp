@@ -69,6 +69,7 @@ std::vector<KeySpec> make_table() {
       {"engine.device", kText, &C::device},
       {"engine.numeric_mode", kText, &C::numeric_mode},
       {"engine.weights", kText, &C::weights},
+      {"engine.dtype", kText, &C::dtype},
       {"engine.kv_budget", kSize, &C::kv_budget},
       {"engine.kv_block_size", kInt, &C::kv_block_size},
       {"engine.kv_conversations_per_user", kInt, &C::kv_conversations_per_user},

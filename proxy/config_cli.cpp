@@ -51,6 +51,10 @@ void ServeConfigFlags::add_to(CLI::App& serve) {
   add_flag(serve, "--weights", "engine.weights", "TEXT",
            "Weight storage in strict mode: auto (the checkpoint's dtype), f32, f16, bf16 or q8 (8-bit, blocks of 32)")
       ->check(CLI::IsMember({"auto", "f32", "f16", "bf16", "q8"}));
+  add_flag(serve, "--dtype", "engine.dtype", "TEXT",
+           "Compute dtype: auto (bfloat16 on cuda in fast mode, else float32), float32, bfloat16 or float16 "
+           "(16-bit needs --numeric-mode fast)")
+      ->check(CLI::IsMember({"auto", "float32", "bfloat16", "float16"}));
   add_flag(serve, "--cache-bytes", "cache.bytes", "SIZE", "Memory tier budget, e.g. 256MiB or 2GB");
   add_flag(serve, "--cache-ttl", "cache.ttl", "DURATION", "Cache TTL: seconds, or e.g. 90s, 15m, 24h, 1h30m");
   add_flag(serve, "--hot-hits", "cache.hot_hits", "N", "Hits within --hot-window that extend an entry's TTL (0: off)");
@@ -98,6 +102,12 @@ int run_config_check(const std::string& path, const EnvVars& env, std::ostream& 
     return 1;
   }
   for (const auto& name : ignored) err << "warning: " << name << " names no configuration key; ignored\n";
+  try {
+    resolve_engine_dtype(config);
+  } catch (const ConfigError& e) {
+    err << e.what() << '\n';
+    return 1;
+  }
   out << describe_config(config);
   return 0;
 }

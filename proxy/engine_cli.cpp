@@ -7,6 +7,7 @@
 #include <future>
 #include <iostream>
 #include <thread>
+#include <utility>
 
 #include "proxy/backend/local_backend.hpp"
 #include "engine/tiny/make_tiny_model.hpp"
@@ -29,6 +30,7 @@ struct EngineCli {
   int64_t top_k = 0, max_tokens = 64;
   int threads = 1;
   std::string weights = "auto";
+  std::string device = "cpu", numeric_mode = "strict", dtype = "auto";
   // tokenize
   bool special = false;
   // make-tiny-model
@@ -70,11 +72,29 @@ int engine_threads(const Config& config) {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// The engine settings of `generate` as engine.* keys, so that its dtype
+// resolves, and fails, as `serve`'s does.
+Config generate_engine_config(const EngineCli& c) {
+  Config config;
+  config.device = c.device;
+  config.numeric_mode = c.numeric_mode;
+  config.dtype = c.dtype;
+  for (const auto& [flag, key] : {std::pair<const char*, const char*>{"--device", "engine.device"},
+                                  {"--numeric-mode", "engine.numeric_mode"},
+                                  {"--dtype", "engine.dtype"}})
+    if (c.generate->count(flag) > 0) config.sources[key] = std::string("flag ") + flag;
+  return config;
+}
+
 int run_generate(const EngineCli& c) {
+  const Config config = generate_engine_config(c);
   engine::EngineOptions o;
   o.model_dir = c.model;
   o.threads = c.threads;
   o.weights = c.weights;
+  o.device = config.device;
+  o.numeric_mode = config.numeric_mode;
+  o.dtype = resolve_engine_dtype(config);
   LocalBackend backend(o);
   auto req = std::make_shared<BackendRequest>();
   api::ChatMessage m;
@@ -114,6 +134,13 @@ void register_engine_subcommands(CLI::App& app) {
   c.generate->add_option("--engine-threads", c.threads, "Intra-op threads");
   c.generate->add_option("--weights", c.weights, "Weight storage: auto | f32 | f16 | bf16 | q8")
       ->check(CLI::IsMember({"auto", "f32", "f16", "bf16", "q8"}));
+  c.generate->add_option("--device", c.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  c.generate->add_option("--numeric-mode", c.numeric_mode, "strict or fast")
+      ->check(CLI::IsMember({"strict", "fast"}));
+  c.generate->add_option("--dtype", c.dtype,
+                         "Compute dtype: auto (bfloat16 on cuda in fast mode, else float32), float32, bfloat16 or "
+                         "float16")
+      ->check(CLI::IsMember({"auto", "float32", "bfloat16", "float16"}));
 
   c.tokenize = app.add_subcommand("tokenize", "Read one JSON string per line on stdin, print its token ids per line");
   c.tokenize->add_option("--model", c.model, "Model folder (tokenizer.json, or vocab.json + merges.txt)")->required();
@@ -150,6 +177,7 @@ int run_engine_subcommand(CLI::App&) {
 LocalBackendFactory local_backend_factory() {
   return [](const Config& config) {
     engine::EngineOptions o;
+    o.dtype = resolve_engine_dtype(config);  // a bad engine.dtype stops start-up before any model work
     o.model_dir = config.model;
     if (o.model_dir.empty()) {
       // The embedded default: a tiny random Qwen3-shaped model with the real

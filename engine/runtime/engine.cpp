@@ -58,6 +58,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   lo.threads = options_.threads;
   lo.numeric_mode = options_.numeric_mode;
   lo.weights = options_.weights;
+  lo.dtype = options_.dtype;
   model_ = Model::load(options_.model_dir, lo);
   tokenizer_ = tok::Tokenizer::load_dir(options_.model_dir);
   prompts_ = std::make_unique<PromptBuilder>(options_.model_dir, tokenizer_);

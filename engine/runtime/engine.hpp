@@ -37,6 +37,9 @@ struct EngineOptions {
                                         // KV reuse, whole-prompt prefill, no exactness promise under load)
   // Strict mode's weight storage: auto | f32 | f16 | bf16 | q8 (LoadOptions::weights).
   std::string weights = "auto";
+  // Compute dtype: float32, bfloat16 or float16 (LoadOptions::dtype); 16-bit
+  // needs numeric_mode "fast". Part of system_fingerprint.
+  std::string dtype = "float32";
   int64_t default_max_tokens = 256;
   size_t queue_capacity = 64;       // beyond: 429
   // The most queued jobs one tenant may hold (0: the whole queue); queued

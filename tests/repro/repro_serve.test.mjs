@@ -5,6 +5,8 @@
 // in the background, with KV reuse, and compared with the cached answer.
 // REPRO_WEIGHTS (optional) passes --weights to the server, REPRO_EXPECTED
 // names the hash file to check against (default expected_sha256.json).
+// REPROX_ENGINE_* variables (numeric mode, dtype, threads) reach the server
+// through its environment.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -4,7 +4,9 @@
 // its "choices" array. --write stores the hashes; --check compares them in
 // this fresh process and also checks that changing the seed changes sampled
 // outputs. --weights picks the engine's weight storage (auto, f32, f16,
-// bf16, q8); each has its own committed hash file. Exit 0 on success.
+// bf16, q8), --numeric-mode (strict, fast) and --dtype (float32, bfloat16,
+// float16) how it computes; each combination has its own committed hash
+// file. The engine runs on one thread. Exit 0 on success.
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -81,6 +83,7 @@ std::optional<std::string> run_case(LocalBackend& backend, const std::string& bo
 
 int main(int argc, char** argv) {
   std::string model, cases_path, write_path, check_path, weights = "auto";
+  std::string numeric_mode = "strict", dtype = "float32";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--model") model = argv[i + 1];
@@ -88,9 +91,12 @@ int main(int argc, char** argv) {
     else if (a == "--write") write_path = argv[i + 1];
     else if (a == "--check") check_path = argv[i + 1];
     else if (a == "--weights") weights = argv[i + 1];
+    else if (a == "--numeric-mode") numeric_mode = argv[i + 1];
+    else if (a == "--dtype") dtype = argv[i + 1];
   }
   if (model.empty() || cases_path.empty() || (write_path.empty() == check_path.empty())) {
-    std::cerr << "usage: reprox_repro --model DIR --cases cases.jsonl [--weights MODE] (--write|--check) expected.json\n";
+    std::cerr << "usage: reprox_repro --model DIR --cases cases.jsonl [--weights MODE] [--numeric-mode strict|fast] "
+                 "[--dtype float32|bfloat16|float16] (--write|--check) expected.json\n";
     return 2;
   }
   // One request body per line, sent verbatim (64-bit seeds stay exact).
@@ -113,6 +119,8 @@ int main(int argc, char** argv) {
   engine::EngineOptions options;
   options.model_dir = model;
   options.weights = weights;
+  options.numeric_mode = numeric_mode;
+  options.dtype = dtype;
   LocalBackend backend(options);
 
   std::vector<std::string> hashes;
