@@ -3,7 +3,7 @@
 // the residual stream x [T, H] of the tokens at positions start..start+T-1,
 // writes their keys/values into the layer's cache (k_cache, v_cache
 // [n_kv_heads, capacity, head_dim], capacity >= start + T) and returns the
-// new residual stream [T, H]. The strict blocks take several sequences at once.
+// new residual stream [T, H]. The batched blocks take several sequences at once.
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +15,19 @@
 
 namespace reprox::engine::blocks {
 
+// A batched call runs several sequences at once: x [R, H] holds the rows of
+// every segment back to back. Norms, projections and the MLP run over all R
+// rows (one pass over the weights for the whole batch); RoPE, the cache
+// writes and attention run per segment, each on its own KvCache.
+struct Segment {
+  int64_t row = 0;         // its first row in x
+  int64_t t = 0;           // its rows (tokens)
+  int64_t start = 0;       // position of its first token
+  KvCache* kv = nullptr;   // capacity >= start + t; layer i's K/V are kv->k[i], kv->v[i]
+  torch::Tensor cos, sin;  // RoPE tables of its positions (llama family): strict [t, D/2] fp32
+                           // (strict_ops::rope_tables), fast [1, t, D/2] in the compute dtype
+};
+
 // fast: libtorch's kernels (ops.hpp), any dtype and device.
 // cos/sin [1, T, D/2] in the compute dtype.
 torch::Tensor llama_fast(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
@@ -22,25 +35,21 @@ torch::Tensor llama_fast(const ModelConfig& c, const LayerWeights& l, const torc
                          torch::Tensor& v_cache, int64_t start);
 torch::Tensor gpt2_fast(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
                         torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start);
+// fast, batched: the same operations over the rows of all segments. A row's
+// result is close to, but not bitwise, what the single-sequence blocks give
+// (libtorch's kernels may round differently for another number of rows); the
+// same segments give the same bits run to run.
+torch::Tensor llama_fast_batch(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
+                               const std::vector<Segment>& segments, size_t layer);
+torch::Tensor gpt2_fast_batch(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
+                              const std::vector<Segment>& segments, size_t layer);
 
 // strict: reprox::kernels (strict_ops.hpp), fp32 CPU only; bitwise the same
 // for a token whatever the other tokens of the call, the other sequences of
 // the batch and the cache capacity.
-//
-// A strict call runs a batch of sequences at once: x [R, H] holds the rows
-// of every segment back to back. Norms, projections and the MLP run over all
-// R rows (one pass over the weights for the whole batch); RoPE, the cache
-// writes and attention run per segment, each on its own KvCache.
-struct StrictSegment {
-  int64_t row = 0;         // its first row in x
-  int64_t t = 0;           // its rows (tokens)
-  int64_t start = 0;       // position of its first token
-  KvCache* kv = nullptr;   // capacity >= start + t; layer i's K/V are kv->k[i], kv->v[i]
-  torch::Tensor cos, sin;  // [t, D/2] fp32 from strict_ops::rope_tables (llama family)
-};
 torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                           const std::vector<StrictSegment>& segments, size_t layer);
+                           const std::vector<Segment>& segments, size_t layer);
 torch::Tensor gpt2_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                          const std::vector<StrictSegment>& segments, size_t layer);
+                          const std::vector<Segment>& segments, size_t layer);
 
 }  // namespace reprox::engine::blocks

@@ -183,7 +183,7 @@ torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bo
   torch::Tensor x = embed(tokens, start);
   torch::Tensor logits;
   if (strict_) {
-    std::vector<blocks::StrictSegment> segments(1);
+    std::vector<blocks::Segment> segments(1);
     segments[0].t = t;
     segments[0].start = start;
     segments[0].kv = &kv;
@@ -206,35 +206,45 @@ torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::s
       return torch::Tensor();
     }
   }
-  std::vector<torch::Tensor> logits;
-  if (!strict_) {
-    for (const BatchInput& in : inputs) {
-      const int64_t start = in.kv->length;
-      torch::Tensor l = run_fast(embed(in.tokens, start), *in.kv, start, false);
-      in.kv->length = start + static_cast<int64_t>(in.tokens.size());
-      if (in.want_logits) logits.push_back(l.view({1, config_.vocab_size}));
-    }
-  } else {
-    std::vector<blocks::StrictSegment> segments(inputs.size());
-    std::vector<torch::Tensor> xs;
-    std::vector<int64_t> rows;
-    int64_t row = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      blocks::StrictSegment& s = segments[i];
-      s.row = row;
-      s.t = static_cast<int64_t>(inputs[i].tokens.size());
-      s.start = inputs[i].kv->length;
-      s.kv = inputs[i].kv;
-      xs.push_back(embed(inputs[i].tokens, s.start));
-      row += s.t;
-      if (inputs[i].want_logits) rows.push_back(row - 1);
-    }
-    if (!inputs.empty()) logits.push_back(run_strict(torch::cat(xs, 0), segments, rows));
-    for (const BatchInput& in : inputs) in.kv->length += static_cast<int64_t>(in.tokens.size());
+  if (inputs.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
+  // The rows of all inputs back to back: x [R, H]; segment i holds input i's.
+  std::vector<blocks::Segment> segments(inputs.size());
+  std::vector<torch::Tensor> xs;  // per input: [t, H]
+  std::vector<int64_t> rows;      // the last row of each input that wants logits
+  int64_t row = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    blocks::Segment& s = segments[i];
+    s.row = row;
+    s.t = static_cast<int64_t>(inputs[i].tokens.size());
+    s.start = inputs[i].kv->length;
+    s.kv = inputs[i].kv;
+    xs.push_back(embed(inputs[i].tokens, s.start));
+    row += s.t;
+    if (inputs[i].want_logits) rows.push_back(row - 1);
   }
-  if (logits.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
-  if (logits.size() == 1) return logits.front();  // strict: already one contiguous [rows, V]; a copy costs ~5% of a pass
-  return torch::cat(logits, 0).contiguous();
+  torch::Tensor logits;  // [rows, V] fp32 CPU
+  if (strict_) {
+    logits = run_strict(torch::cat(xs, 0), segments, rows);
+  } else if (inputs.size() == 1) {
+    // One input runs exactly as forward() runs it.
+    logits = run_fast(std::move(xs.front()), *inputs[0].kv, segments[0].start, false);
+    if (rows.empty()) logits = logits.narrow(0, 0, 0);
+  } else {
+    logits = run_fast_batch(torch::cat(xs, 0), segments, rows);
+  }
+  for (const BatchInput& in : inputs) in.kv->length += static_cast<int64_t>(in.tokens.size());
+  return logits;  // already one contiguous [rows, V]; a copy costs ~5% of a pass
+}
+
+// cos, sin [1, T, D/2] in the compute dtype for positions start..start+T-1
+// (angles in float64, then cast).
+std::pair<torch::Tensor, torch::Tensor> Model::fast_rope_tables(int64_t start, int64_t t) const {
+  const ModelWeights& w = *weights_;
+  const torch::Tensor pos =
+      torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kFloat64).device(w.options.device()))
+          .unsqueeze(1);
+  const torch::Tensor angles = pos * w.rope_inv_freq.unsqueeze(0);  // [T, D/2]
+  return {angles.cos().to(w.options.dtype()).unsqueeze(0), angles.sin().to(w.options.dtype()).unsqueeze(0)};
 }
 
 torch::Tensor Model::run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const {
@@ -244,13 +254,7 @@ torch::Tensor Model::run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool 
     for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::gpt2_fast(config_, w.layers[i], x, kv.k[i], kv.v[i], start);
     x = ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps);
   } else {
-    // RoPE angles in float64, then cast: [T, D/2].
-    const torch::Tensor pos =
-        torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kFloat64).device(w.options.device()))
-            .unsqueeze(1);
-    const torch::Tensor angles = pos * w.rope_inv_freq.unsqueeze(0);
-    const torch::Tensor cos = angles.cos().to(w.options.dtype()).unsqueeze(0);  // [1, T, D/2]
-    const torch::Tensor sin = angles.sin().to(w.options.dtype()).unsqueeze(0);
+    const auto [cos, sin] = fast_rope_tables(start, t);  // [1, T, D/2] each
     for (size_t i = 0; i < w.layers.size(); ++i) {
       x = blocks::llama_fast(config_, w.layers[i], x, cos, sin, kv.k[i], kv.v[i], start);
     }
@@ -260,14 +264,35 @@ torch::Tensor Model::run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool 
   return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32).to(torch::kCPU);
 }
 
-torch::Tensor Model::run_strict(torch::Tensor x, std::vector<blocks::StrictSegment>& segments,
+torch::Tensor Model::run_fast_batch(torch::Tensor x, std::vector<blocks::Segment>& segments,
+                                    const std::vector<int64_t>& logit_rows) const {
+  const ModelWeights& w = *weights_;
+  const bool gpt2 = config_.family == ArchFamily::kGpt2;
+  if (!gpt2) {
+    for (blocks::Segment& s : segments) std::tie(s.cos, s.sin) = fast_rope_tables(s.start, s.t);  // [1, t, D/2]
+  }
+  for (size_t i = 0; i < w.layers.size(); ++i) {  // x [R, H]
+    x = gpt2 ? blocks::gpt2_fast_batch(config_, w.layers[i], x, segments, i)
+             : blocks::llama_fast_batch(config_, w.layers[i], x, segments, i);
+  }
+  // Only the rows whose logits are wanted go through the final norm and lm_head.
+  if (logit_rows.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
+  if (static_cast<int64_t>(logit_rows.size()) != x.size(0)) {
+    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong)).to(x.device()));
+  }
+  x = gpt2 ? ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
+           : ops::rms_norm(x, w.final_norm_w, config_.norm_eps);  // [rows, H]
+  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32).to(torch::kCPU).contiguous();  // [rows, V]
+}
+
+torch::Tensor Model::run_strict(torch::Tensor x, std::vector<blocks::Segment>& segments,
                                 const std::vector<int64_t>& logit_rows) const {
   const ModelWeights& w = *weights_;
   x = x.contiguous();
   if (config_.family == ArchFamily::kGpt2) {
     for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::gpt2_strict(config_, w.layers[i], x, segments, i);
   } else {
-    for (blocks::StrictSegment& s : segments) {
+    for (blocks::Segment& s : segments) {
       std::tie(s.cos, s.sin) = strict_ops::rope_tables(w.rope_inv_freq, s.start, s.t);  // [t, D/2] each
     }
     for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::llama_strict(config_, w.layers[i], x, segments, i);

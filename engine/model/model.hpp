@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/types.h>
@@ -52,7 +53,7 @@ struct BatchInput {
 };
 
 namespace blocks {
-struct StrictSegment;
+struct Segment;
 }
 
 class Model {
@@ -93,12 +94,16 @@ class Model {
 
   // Runs several sequences in one pass (continuous batching): each input's
   // tokens are appended to its own cache as forward() would. Returns fp32 CPU
-  // logits [inputs with want_logits, vocab], in input order. In strict mode
-  // the projections and the MLP run once over the rows of all inputs, and
-  // every row's result is bitwise the one forward() gives for that sequence
-  // alone (the kernels are batch-invariant). In fast mode the inputs run one
-  // after the other. On invalid input returns an undefined tensor, changes no
-  // cache length and, when `error` is given, says which input and why.
+  // logits [inputs with want_logits, vocab], in input order. The norms,
+  // projections and the MLP run once over the rows of all inputs (RoPE, cache
+  // writes and attention per input). In strict mode every row's result is
+  // bitwise the one forward() gives for that sequence alone (the kernels are
+  // batch-invariant). In fast mode it is close to that, not bitwise (libtorch
+  // may round differently for another number of rows); the same batch
+  // (inputs, lengths, positions, order) gives the same bits run to run, and a
+  // batch of one input is bitwise forward(). On invalid input returns an
+  // undefined tensor, changes no cache length and, when `error` is given,
+  // says which input and why.
   torch::Tensor forward_batch(const std::vector<BatchInput>& inputs, std::string* error = nullptr) const;
 
  private:
@@ -109,9 +114,14 @@ class Model {
   // x [T, H] embeddings (+ GPT-2 positions) of tokens at positions start...
   torch::Tensor embed(const std::vector<int32_t>& tokens, int64_t start) const;
   // The residual rows listed in logit_rows through the final norm and lm_head.
-  torch::Tensor run_strict(torch::Tensor x, std::vector<blocks::StrictSegment>& segments,
+  torch::Tensor run_strict(torch::Tensor x, std::vector<blocks::Segment>& segments,
                            const std::vector<int64_t>& logit_rows) const;
   torch::Tensor run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const;
+  // Fast mode over several segments at once; like run_strict.
+  torch::Tensor run_fast_batch(torch::Tensor x, std::vector<blocks::Segment>& segments,
+                               const std::vector<int64_t>& logit_rows) const;
+  // Fast mode's RoPE tables: cos, sin [1, t, D/2] in the compute dtype.
+  std::pair<torch::Tensor, torch::Tensor> fast_rope_tables(int64_t start, int64_t t) const;
 
   ModelConfig config_;
   std::unique_ptr<ModelWeights> weights_;

@@ -21,10 +21,10 @@ void store_in_cache(const torch::Tensor& kv_new, torch::Tensor& cache, int64_t s
 // Per segment: RoPE on its rows of q and k (llama), its keys/values into its
 // cache, attention over its cache into its rows of the result [R, Nq*D].
 torch::Tensor attend(const ModelConfig& c, torch::Tensor& q, torch::Tensor& k, const torch::Tensor& v,
-                     const std::vector<StrictSegment>& segments, size_t layer, bool rope) {
+                     const std::vector<Segment>& segments, size_t layer, bool rope) {
   torch::Tensor out = torch::empty({q.size(0), c.n_heads * c.head_dim}, q.options());
-  std::vector<const StrictSegment*> decodes;  // one query each: run side by side below
-  for (const StrictSegment& s : segments) {
+  std::vector<const Segment*> decodes;  // one query each: run side by side below
+  for (const Segment& s : segments) {
     torch::Tensor qs = q.narrow(0, s.row, s.t);
     torch::Tensor ks = k.narrow(0, s.row, s.t);
     if (rope) {
@@ -43,7 +43,7 @@ torch::Tensor attend(const ModelConfig& c, torch::Tensor& q, torch::Tensor& k, c
   // One kernel-thread fan-out for all the decodes instead of one each; the
   // attention of a query is computed the same way on any thread.
   kernels::parallel_for(static_cast<int>(decodes.size()), [&](int i) {
-    const StrictSegment& s = *decodes[static_cast<size_t>(i)];
+    const Segment& s = *decodes[static_cast<size_t>(i)];
     strict_ops::causal_attention_into(q.narrow(0, s.row, 1), c.n_heads, c.head_dim, s.kv->k[layer], s.kv->v[layer],
                                       s.start, out.narrow(0, s.row, 1), /*on_calling_thread=*/true);
   });
@@ -53,7 +53,7 @@ torch::Tensor attend(const ModelConfig& c, torch::Tensor& q, torch::Tensor& k, c
 }  // namespace
 
 torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                           const std::vector<StrictSegment>& segments, size_t layer) {
+                           const std::vector<Segment>& segments, size_t layer) {
   const torch::Tensor h = strict_ops::rms_norm(x, l.attn_norm_w, c.norm_eps);  // [R, H]
   std::vector<torch::Tensor> qkv = strict_ops::linear_many(h, {{l.wq, l.bq}, {l.wk, l.bk}, {l.wv, l.bv}});
   torch::Tensor& q = qkv[0];  // [R, Nq*D]
@@ -76,7 +76,7 @@ torch::Tensor llama_strict(const ModelConfig& c, const LayerWeights& l, const to
 }
 
 torch::Tensor gpt2_strict(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                          const std::vector<StrictSegment>& segments, size_t layer) {
+                          const std::vector<Segment>& segments, size_t layer) {
   const torch::Tensor h = strict_ops::layer_norm(x, l.attn_norm_w, l.attn_norm_b, c.norm_eps);
   std::vector<torch::Tensor> qkv = strict_ops::linear_many(h, {{l.wq, l.bq}, {l.wk, l.bk}, {l.wv, l.bv}});
   torch::Tensor& q = qkv[0];  // [R, Nq*D]

@@ -211,7 +211,9 @@ TEST_P(StrictInvarianceTest, BatchRejectsABadInputWithoutAdvancingAnyCache) {
   EXPECT_EQ(b.length, 0);
 }
 
-TEST(FastMode, BatchRunsEachInputAsForwardWould) {
+// Fast mode computes a batch's rows together, so they are close to, not
+// bitwise, the sequences alone (more in model_fast_batch_test.cpp).
+TEST(FastMode, BatchOfTwoPrefillsIsCloseToForward) {
   const std::string dir = testutil::scratch_dir("fast_batch");
   engine::make_tiny_model(testutil::tiny_options("qwen3", dir));
   const auto fast = load(dir, "fast");
@@ -226,8 +228,11 @@ TEST(FastMode, BatchRunsEachInputAsForwardWould) {
   inputs[1].kv = &b2;
   const torch::Tensor both = fast->forward_batch(inputs);
   ASSERT_TRUE(both.defined());
-  EXPECT_TRUE(bitwise_equal(both[0], l1));
-  EXPECT_TRUE(bitwise_equal(both[1], l2));
+  EXPECT_LT(max_abs_diff(both[0], l1), 1e-4);
+  EXPECT_LT(max_abs_diff(both[1], l2), 1e-4);
+  EXPECT_EQ(both[0].argmax().item<int64_t>(), l1.argmax().item<int64_t>());
+  EXPECT_EQ(both[1].argmax().item<int64_t>(), l2.argmax().item<int64_t>());
+  EXPECT_EQ(b1.length, 12);
   EXPECT_EQ(b2.length, 7);
 }
 
