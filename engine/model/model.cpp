@@ -68,9 +68,15 @@ std::unique_ptr<Model> Model::load(const std::string& dir, const LoadOptions& op
   const torch::Device device = parse_device(options.device);
   const torch::ScalarType dtype = parse_compute_dtype(options.dtype);
   model->strict_ = parse_numeric_mode(options.numeric_mode, device, dtype);
-  if (options.threads > 0) {
+  if (options.threads > 0) kernels::set_num_threads(options.threads);
+  // Strict mode leaves torch only elementwise adds and copies (the same bits
+  // on any thread count), so torch gets one thread: its OpenMP workers spin
+  // after each parallel region and took a core from the kernel pool (a third
+  // of the CPU time of a 2-thread prefill on 2 cores went to that spinning).
+  if (model->strict_) {
+    torch::set_num_threads(1);
+  } else if (options.threads > 0) {
     torch::set_num_threads(options.threads);
-    kernels::set_num_threads(options.threads);
   }
   if (!model->strict_ && options.weights != "auto") {
     throw std::runtime_error("weights '" + options.weights +

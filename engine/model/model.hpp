@@ -20,8 +20,8 @@ namespace reprox::engine {
 struct LoadOptions {
   std::string device = "cpu";     // "cpu" or "cuda" / "cuda:N"; cuda throws if unavailable
   std::string dtype = "float32";  // compute dtype: float32, float16 or bfloat16
-  int threads = 0;                // torch intra-op threads and strict kernel threads (both process-wide);
-                                  // 0 keeps the current settings
+  int threads = 0;                // strict kernel threads, and torch intra-op threads in fast mode (both
+                                  // process-wide; strict mode sets torch to 1); 0 keeps the current settings
   std::string numeric_mode = "strict";  // "strict" (fp32 CPU only) or "fast" (libtorch)
   // Strict mode's weight-matrix storage (projections, embedding, lm_head):
   // "auto" keeps the checkpoint's dtype (F32, F16 or BF16), "f32" / "f16" /
