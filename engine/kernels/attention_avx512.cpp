@@ -29,28 +29,11 @@ constexpr int64_t kKeyBlock = 32;
 // Queries whose scores share each key row loaded (score_multi).
 constexpr int kQ = 2;
 
-// scores[p0 .. p0+16) = dot(q, k_p) * scale for keys p0..p0+count-1; lanes
-// past count hold garbage from repeating the last key.
-inline void score_block(const float* q, const float* k, int64_t d, int64_t p0, int64_t count, __m512 scale,
-                        float* scores) {
-  const float* kp[16];
-  for (int j = 0; j < 16; ++j) kp[j] = k + (p0 + std::min<int64_t>(j, count - 1)) * d;
-  __m512 acc[16];
-  for (int j = 0; j < 16; ++j) acc[j] = _mm512_setzero_ps();
-  for (int64_t dd = 0; dd < d; dd += 16) {
-    const __mmask16 m = head_mask(d - dd);
-    const __m512 qv = _mm512_maskz_loadu_ps(m, q + dd);
-    for (int j = 0; j < 16; ++j) {
-      acc[acc_slot(j)] = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(m, kp[j] + dd), acc[acc_slot(j)]);
-    }
-  }
-  _mm512_storeu_ps(scores + p0, _mm512_mul_ps(avx512::reduce16(acc), scale));
-}
-
-// The same scores for Q queries (2 or 4) over 16 / Q keys: lanes
-// [r * 16/Q, (r + 1) * 16/Q) belong to query r, and each key row loaded
-// serves all Q. s[r][p0 .. p0 + 16/Q) gets keys p0.. of query r; lanes past
-// a query's key count hold garbage.
+// s[r][p0 .. p0 + 16/Q) = dot(q[r], k_p) * scale for Q queries (1, 2 or 4)
+// and keys p0..p0+count-1, 16 / Q keys at a time: lanes [r * 16/Q,
+// (r + 1) * 16/Q) belong to query r (one accumulator per query and key;
+// reduce16 finishes all 16 dots at once), and each key row loaded serves
+// all Q. Lanes past count hold garbage from repeating the last key.
 template <int Q>
 inline void score_multi(const float* const* q, const float* k, int64_t d, int64_t p0, int64_t count, __m512 scale,
                         float* const* s) {
@@ -166,9 +149,11 @@ void query_block(const AttentionArgs& a, int64_t h, int64_t i0, int64_t nq, int6
       }
     }
     for (; j < nq; ++j) {
+      const float* qj = q_of(j);
+      float* sj = scratch + j * row;
       const int64_t keys = std::min(keys_of(j), kb + kKeyBlock);
       for (int64_t p0 = kb; p0 < keys; p0 += 16) {
-        score_block(q_of(j), k, d, p0, std::min<int64_t>(16, keys - p0), scale, scratch + j * row);
+        score_multi<1>(&qj, k, d, p0, std::min<int64_t>(16, keys - p0), scale, &sj);
       }
     }
   }
