@@ -272,6 +272,23 @@ TEST(NumericMode, RefusesUnknownModesAndStrictOutsideFp32) {
   EXPECT_EQ(load_error(dir, options), "(no error)");
 }
 
+// Strict mode runs torch on one thread whatever `threads` says (torch's
+// OpenMP workers would spin and take cores from the kernel pool); fast mode
+// gives torch the threads it is asked for.
+TEST(NumericMode, StrictKeepsTorchOnOneThreadFastUsesTheThreadsAsked) {
+  const std::string dir = make_model(Arch{"torch_threads", "qwen3"});
+  const int before = torch::get_num_threads();
+  engine::LoadOptions options;
+  options.threads = 2;
+  options.numeric_mode = "fast";
+  engine::Model::load(dir, options);
+  EXPECT_EQ(torch::get_num_threads(), 2);
+  options.numeric_mode = "strict";
+  engine::Model::load(dir, options);
+  EXPECT_EQ(torch::get_num_threads(), 1);
+  torch::set_num_threads(before);
+}
+
 TEST(NumericMode, StrictRejectsANonContiguousCacheWithoutTouchingIt) {
   const std::string dir = make_model(Arch{"bad_cache", "qwen3"});
   const auto model = engine::Model::load(dir);
