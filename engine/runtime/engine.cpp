@@ -132,6 +132,7 @@ BatchStats Engine::batch_stats() const {
 }
 
 int64_t Engine::max_positions() const { return model_->config().max_positions; }
+size_t Engine::weight_bytes() const { return model_->weight_bytes(); }
 
 std::optional<EngineError> Engine::submit(EngineJob job) {
   const int64_t room = max_positions() - static_cast<int64_t>(job.prompt.size());
@@ -140,6 +141,7 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
                                                          std::to_string(max_positions()) + " tokens; the messages use " +
                                                          std::to_string(job.prompt.size())};
   job.max_tokens = std::min(job.max_tokens, room);
+  if (!job.cancelled) job.cancelled = std::make_shared<std::atomic<bool>>(false);  // nobody will cancel it
   sched::SequenceState peak;
   peak.prompt_len = static_cast<int64_t>(job.prompt.size());
   peak.max_tokens = job.max_tokens;

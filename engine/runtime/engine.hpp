@@ -70,6 +70,8 @@ class Engine {
   const PromptBuilder& prompts() const { return *prompts_; }
   const std::shared_ptr<const tok::Tokenizer>& tokenizer() const { return tokenizer_; }
   int64_t max_positions() const;
+  // The model's weights as held for compute (Model::weight_bytes()).
+  size_t weight_bytes() const;
   const EngineOptions& options() const { return options_; }
   // The KV reuse cache's counters as of the last finished job (all zero
   // when reuse is off). Any thread.

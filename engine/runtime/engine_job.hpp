@@ -48,7 +48,8 @@ struct EngineJob {
   int64_t max_tokens = 0;         // completion limit; Engine::submit clips it to the context window
   std::string tenant;             // salts KV reuse: tenants never share KV
   std::shared_ptr<EngineSink> sink;
-  // Set by the owner to cancel; the engine thread drops the job at its next step.
+  // Set by the owner to cancel; the engine thread drops the job at its next
+  // step. Null: Engine::submit gives it a flag nobody sets.
   std::shared_ptr<std::atomic<bool>> cancelled;
 };
 

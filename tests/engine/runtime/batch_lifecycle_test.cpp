@@ -3,6 +3,7 @@
 // sequences (and their KV) are gone by the next pass, a request too large
 // for the KV working memory is refused with 400 before it is queued.
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include "tests/engine/runtime/batch_fixture.hpp"
@@ -104,6 +105,30 @@ TEST_F(BatchLifecycleTest, ARequestLargerThanTheWorkingMemoryIsA400) {
   s.n = 1;  // alone it fits
   Running ok = start(engine, request(engine, "hi", s));
   EXPECT_FALSE(finish(ok).empty());
+}
+
+// An engine job submitted with no cancel flag (the flag is the owner's, and
+// an owner that never cancels may leave it out) runs to completion; the
+// engine thread used to dereference the missing flag.
+TEST_F(BatchLifecycleTest, AJobWithoutACancelFlagRuns) {
+  struct Done final : EngineSink {
+    void on_event(GenEvent) override {}
+    void on_complete(const Usage& u, const std::string&) override { result.set_value(u.completion_tokens); }
+    void on_error(const EngineError& e) override { result.set_value(-1 - static_cast<int64_t>(e.code)); }
+    std::promise<int64_t> result;
+  };
+  LocalBackend backend(options());
+  auto sink = std::make_shared<Done>();
+  std::future<int64_t> done = sink->result.get_future();
+  EngineJob job;
+  job.prompt = {300, 301, 302};
+  job.max_tokens = 3;
+  job.sampling.seed = 1;
+  job.sink = sink;
+  ASSERT_FALSE(job.cancelled);
+  ASSERT_FALSE(backend.engine().submit(std::move(job)).has_value());
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_GE(done.get(), 1);
 }
 
 }  // namespace
