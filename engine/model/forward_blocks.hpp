@@ -11,6 +11,7 @@
 
 #include "engine/model/model.hpp"
 #include "engine/model/model_config.hpp"
+#include "engine/model/fast_weights.hpp"
 #include "engine/model/model_weights.hpp"
 
 namespace reprox::engine::blocks {
@@ -24,24 +25,20 @@ struct Segment {
   int64_t t = 0;           // its rows (tokens)
   int64_t start = 0;       // position of its first token
   KvCache* kv = nullptr;   // capacity >= start + t; layer i's K/V are kv->k[i], kv->v[i]
-  torch::Tensor cos, sin;  // RoPE tables of its positions (llama family): strict [t, D/2] fp32
-                           // (strict_ops::rope_tables), fast [1, t, D/2] in the compute dtype
+  torch::Tensor cos, sin;  // strict mode's RoPE tables of its positions (llama family):
+                           // [t, D/2] fp32 (strict_ops::rope_tables)
 };
 
-// fast: libtorch's kernels (ops.hpp), any dtype and device.
-// cos/sin [1, T, D/2] in the compute dtype.
-torch::Tensor llama_fast(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                         const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& k_cache,
-                         torch::Tensor& v_cache, int64_t start);
-torch::Tensor gpt2_fast(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
-                        torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start);
-// fast, batched: the same operations over the rows of all segments. A row's
-// result is close to, but not bitwise, what the single-sequence blocks give
-// (libtorch's kernels may round differently for another number of rows); the
-// same segments give the same bits run to run.
-torch::Tensor llama_fast_batch(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
+// fast: libtorch's kernels (ops.hpp) on fast_weights.hpp's fused layout,
+// any dtype and device, over the rows of all segments. cos/sin [R, 1, D]:
+// the RoPE table rows of every row's position. A row's result is close to,
+// but not bitwise, what it gets in another batch (libtorch's kernels may
+// round differently for another number of rows); the same segments give the
+// same bits run to run.
+torch::Tensor llama_fast_batch(const ModelConfig& c, const FastLayer& l, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin,
                                const std::vector<Segment>& segments, size_t layer);
-torch::Tensor gpt2_fast_batch(const ModelConfig& c, const LayerWeights& l, const torch::Tensor& x,
+torch::Tensor gpt2_fast_batch(const ModelConfig& c, const FastLayer& l, const torch::Tensor& x,
                               const std::vector<Segment>& segments, size_t layer);
 
 // strict: reprox::kernels (strict_ops.hpp), fp32 CPU only; bitwise the same

@@ -7,6 +7,7 @@
 
 #include "engine/model/forward_blocks.hpp"
 #include "engine/kernels/kernels.hpp"
+#include "engine/model/fast_weights.hpp"
 #include "engine/model/model_weights.hpp"
 #include "engine/model/ops.hpp"
 #include "engine/model/strict_ops.hpp"
@@ -88,22 +89,32 @@ std::unique_ptr<Model> Model::load(const std::string& dir, const LoadOptions& op
   model->weights_ = std::make_unique<ModelWeights>(load_model_weights(
       dir, model->config_, torch::TensorOptions().dtype(dtype).device(device), options.progress,
       model->fingerprint_, model->strict_ ? options.weights : std::string()));
-  if (model->strict_) model->weights_mode_ = kernels::weight_type_name(model->weights_->matrix_type);
+  if (model->strict_) {
+    model->weights_mode_ = kernels::weight_type_name(model->weights_->matrix_type);
+  } else {
+    model->fast_ = std::make_unique<FastWeights>(fuse_fast_weights(*model->weights_, model->config_));
+  }
   size_t bytes = 0;
   const auto count = [&bytes](const torch::Tensor& t) {
     if (t.defined()) bytes += static_cast<size_t>(t.numel()) * t.element_size();
   };
   const ModelWeights& w = *model->weights_;
-  count(w.embed);
-  count(w.positions);
-  count(w.final_norm_w);
-  count(w.final_norm_b);
+  for (const torch::Tensor* t : {&w.embed, &w.positions, &w.final_norm_w, &w.final_norm_b}) count(*t);
   if (!w.lm_head.is_same(w.embed)) count(w.lm_head);
   for (const LayerWeights& l : w.layers) {
     for (const torch::Tensor* t : {&l.attn_norm_w, &l.attn_norm_b, &l.wq, &l.bq, &l.wk, &l.bk, &l.wv, &l.bv, &l.wo,
                                    &l.bo, &l.q_norm, &l.k_norm, &l.mlp_norm_w, &l.mlp_norm_b, &l.w_gate, &l.b_gate,
                                    &l.w_up, &l.b_up, &l.w_down, &l.b_down}) {
       count(*t);
+    }
+  }
+  if (model->fast_) {  // the RoPE tables are not weights
+    for (const FastLayer& l : model->fast_->layers) {
+      for (const torch::Tensor* t : {&l.attn_norm_w, &l.attn_norm_b, &l.wqkv, &l.bqkv, &l.qk_norm, &l.wo, &l.bo,
+                                     &l.mlp_norm_w, &l.mlp_norm_b, &l.w_gate_up, &l.b_gate_up, &l.w_down,
+                                     &l.b_down}) {
+        count(*t);
+      }
     }
   }
   model->weight_bytes_ = bytes;
@@ -157,26 +168,6 @@ std::string Model::prepare(const std::vector<int32_t>& tokens, KvCache& kv) cons
   return "";
 }
 
-torch::Tensor Model::embed(const std::vector<int32_t>& tokens, int64_t start) const {
-  const ModelWeights& w = *weights_;
-  const torch::Device device = w.options.device();
-  const int64_t t = static_cast<int64_t>(tokens.size());
-  if (strict_) {  // any matrix storage: rows widened to fp32 (exact; q8: scale * q)
-    torch::Tensor x = strict_ops::embedding(w.embed, tokens, config_.hidden);
-    if (config_.family == ArchFamily::kGpt2) x.add_(w.positions.narrow(0, start, t));
-    return x;
-  }
-  const torch::Tensor ids =
-      torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::TensorOptions().dtype(torch::kLong))
-          .to(device);
-  torch::Tensor x = w.embed.index_select(0, ids);  // [T, H]
-  if (config_.family == ArchFamily::kGpt2) {
-    const torch::Tensor pos = torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kLong).device(device));
-    x = x + w.positions.index_select(0, pos);
-  }
-  return x;
-}
-
 torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bool all_logits,
                              std::string* error) const {
   c10::InferenceMode guard;
@@ -185,22 +176,15 @@ torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bo
     return torch::Tensor();
   }
   const int64_t t = static_cast<int64_t>(tokens.size());
-  const int64_t start = kv.length;
-  torch::Tensor x = embed(tokens, start);
-  torch::Tensor logits;
-  if (strict_) {
-    std::vector<blocks::Segment> segments(1);
-    segments[0].t = t;
-    segments[0].start = start;
-    segments[0].kv = &kv;
-    std::vector<int64_t> rows;
-    for (int64_t i = all_logits ? 0 : t - 1; i < t; ++i) rows.push_back(i);
-    logits = run_strict(std::move(x), segments, rows);
-  } else {
-    logits = run_fast(std::move(x), kv, start, all_logits);
-  }
-  kv.length = start + t;
-  return all_logits ? logits.contiguous() : logits.view({config_.vocab_size}).contiguous();
+  std::vector<blocks::Segment> segments(1);
+  segments[0].t = t;
+  segments[0].start = kv.length;
+  segments[0].kv = &kv;
+  std::vector<int64_t> rows;
+  for (int64_t i = all_logits ? 0 : t - 1; i < t; ++i) rows.push_back(i);
+  const torch::Tensor logits = run(segments, tokens, rows);  // [rows, V]
+  kv.length += t;
+  return all_logits ? logits : logits.view({config_.vocab_size});
 }
 
 torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::string* error) const {
@@ -213,10 +197,10 @@ torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::s
     }
   }
   if (inputs.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
-  // The rows of all inputs back to back: x [R, H]; segment i holds input i's.
+  // The rows of all inputs back to back; segment i holds input i's.
   std::vector<blocks::Segment> segments(inputs.size());
-  std::vector<torch::Tensor> xs;  // per input: [t, H]
-  std::vector<int64_t> rows;      // the last row of each input that wants logits
+  std::vector<int32_t> ids;
+  std::vector<int64_t> rows;  // the last row of each input that wants logits
   int64_t row = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     blocks::Segment& s = segments[i];
@@ -224,78 +208,66 @@ torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::s
     s.t = static_cast<int64_t>(inputs[i].tokens.size());
     s.start = inputs[i].kv->length;
     s.kv = inputs[i].kv;
-    xs.push_back(embed(inputs[i].tokens, s.start));
+    ids.insert(ids.end(), inputs[i].tokens.begin(), inputs[i].tokens.end());
     row += s.t;
     if (inputs[i].want_logits) rows.push_back(row - 1);
   }
-  torch::Tensor logits;  // [rows, V] fp32 CPU
-  if (strict_) {
-    logits = run_strict(torch::cat(xs, 0), segments, rows);
-  } else if (inputs.size() == 1) {
-    // One input runs exactly as forward() runs it.
-    logits = run_fast(std::move(xs.front()), *inputs[0].kv, segments[0].start, false);
-    if (rows.empty()) logits = logits.narrow(0, 0, 0);
-  } else {
-    logits = run_fast_batch(torch::cat(xs, 0), segments, rows);
-  }
+  const torch::Tensor logits = run(segments, ids, rows);  // [rows, V] fp32 CPU, contiguous
   for (const BatchInput& in : inputs) in.kv->length += static_cast<int64_t>(in.tokens.size());
-  return logits;  // already one contiguous [rows, V]; a copy costs ~5% of a pass
+  return logits;
 }
 
-// cos, sin [1, T, D/2] in the compute dtype for positions start..start+T-1
-// (angles in float64, then cast).
-std::pair<torch::Tensor, torch::Tensor> Model::fast_rope_tables(int64_t start, int64_t t) const {
-  const ModelWeights& w = *weights_;
-  const torch::Tensor pos =
-      torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kFloat64).device(w.options.device()))
-          .unsqueeze(1);
-  const torch::Tensor angles = pos * w.rope_inv_freq.unsqueeze(0);  // [T, D/2]
-  return {angles.cos().to(w.options.dtype()).unsqueeze(0), angles.sin().to(w.options.dtype()).unsqueeze(0)};
+torch::Tensor Model::run(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
+                         const std::vector<int64_t>& logit_rows) const {
+  return strict_ ? run_strict(segments, ids, logit_rows) : run_fast(segments, ids, logit_rows);
 }
 
-torch::Tensor Model::run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const {
+torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
+                              const std::vector<int64_t>& logit_rows) const {
   const ModelWeights& w = *weights_;
-  const int64_t t = x.size(0);
-  if (config_.family == ArchFamily::kGpt2) {
-    for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::gpt2_fast(config_, w.layers[i], x, kv.k[i], kv.v[i], start);
-    x = ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps);
-  } else {
-    const auto [cos, sin] = fast_rope_tables(start, t);  // [1, T, D/2] each
-    for (size_t i = 0; i < w.layers.size(); ++i) {
-      x = blocks::llama_fast(config_, w.layers[i], x, cos, sin, kv.k[i], kv.v[i], start);
-    }
-    x = ops::rms_norm(x, w.final_norm_w, config_.norm_eps);
-  }
-  if (!all_logits) x = x.narrow(0, t - 1, 1);
-  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32).to(torch::kCPU);
-}
-
-torch::Tensor Model::run_fast_batch(torch::Tensor x, std::vector<blocks::Segment>& segments,
-                                    const std::vector<int64_t>& logit_rows) const {
-  const ModelWeights& w = *weights_;
+  const torch::Device device = w.options.device();
+  const int64_t r = static_cast<int64_t>(ids.size());
   const bool gpt2 = config_.family == ArchFamily::kGpt2;
-  if (!gpt2) {
-    for (blocks::Segment& s : segments) std::tie(s.cos, s.sin) = fast_rope_tables(s.start, s.t);  // [1, t, D/2]
+  // The token ids and positions of all rows: [2, R], one copy to the device.
+  torch::Tensor host = torch::empty({2, r}, torch::TensorOptions().dtype(torch::kLong));
+  auto cell = host.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < r; ++i) cell[0][i] = ids[static_cast<size_t>(i)];
+  for (const blocks::Segment& s : segments) {
+    for (int64_t j = 0; j < s.t; ++j) cell[1][s.row + j] = s.start + j;
   }
-  for (size_t i = 0; i < w.layers.size(); ++i) {  // x [R, H]
-    x = gpt2 ? blocks::gpt2_fast_batch(config_, w.layers[i], x, segments, i)
-             : blocks::llama_fast_batch(config_, w.layers[i], x, segments, i);
+  const torch::Tensor on_device = host.to(device);
+  const torch::Tensor pos = on_device[1];
+  torch::Tensor x = w.embed.index_select(0, on_device[0]);  // [R, H]
+  torch::Tensor cos, sin;                                   // [R, 1, D]
+  if (gpt2) {
+    x = x + w.positions.index_select(0, pos);
+  } else {
+    cos = fast_->rope_cos.index_select(0, pos).unsqueeze(1);
+    sin = fast_->rope_sin.index_select(0, pos).unsqueeze(1);
+  }
+  for (size_t i = 0; i < fast_->layers.size(); ++i) {
+    x = gpt2 ? blocks::gpt2_fast_batch(config_, fast_->layers[i], x, segments, i)
+             : blocks::llama_fast_batch(config_, fast_->layers[i], x, cos, sin, segments, i);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
   if (logit_rows.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
-  if (static_cast<int64_t>(logit_rows.size()) != x.size(0)) {
-    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong)).to(x.device()));
+  if (logit_rows.size() == 1) {
+    x = x.narrow(0, logit_rows.front(), 1);
+  } else if (static_cast<int64_t>(logit_rows.size()) != r) {
+    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong)).to(device));
   }
   x = gpt2 ? ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
            : ops::rms_norm(x, w.final_norm_w, config_.norm_eps);  // [rows, H]
-  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32).to(torch::kCPU).contiguous();  // [rows, V]
+  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kCPU, torch::kFloat32).contiguous();  // [rows, V]
 }
 
-torch::Tensor Model::run_strict(torch::Tensor x, std::vector<blocks::Segment>& segments,
+torch::Tensor Model::run_strict(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                                 const std::vector<int64_t>& logit_rows) const {
   const ModelWeights& w = *weights_;
-  x = x.contiguous();
+  // Any matrix storage: embedding rows widened to fp32 (exact; q8: scale * q).
+  torch::Tensor x = strict_ops::embedding(w.embed, ids, config_.hidden);  // [R, H]
   if (config_.family == ArchFamily::kGpt2) {
+    for (const blocks::Segment& s : segments) x.narrow(0, s.row, s.t).add_(w.positions.narrow(0, s.start, s.t));
     for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::gpt2_strict(config_, w.layers[i], x, segments, i);
   } else {
     for (blocks::Segment& s : segments) {
@@ -314,7 +286,7 @@ torch::Tensor Model::run_strict(torch::Tensor x, std::vector<blocks::Segment>& s
 }
 
 std::string Model::numeric_mode_id() const {
-  return strict_ ? std::string(kernels::numeric_mode_id()) : std::string("fast-libtorch");
+  return strict_ ? std::string(kernels::numeric_mode_id()) : std::string("fast-libtorch-fused");
 }
 
 }  // namespace reprox::engine

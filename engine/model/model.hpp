@@ -1,6 +1,6 @@
 #pragma once
-// A causal language model loaded from a Hugging Face folder, one sequence at
-// a time (batch 1). Two numeric modes: "strict" (default) runs every linear,
+// A causal language model loaded from a Hugging Face folder, run on one
+// sequence or on a batch of them. Two numeric modes: "strict" (default) runs every linear,
 // norm, activation, RoPE and attention on reprox::kernels, whose results for
 // a token do not depend on the other tokens of the call or on the KV cache
 // capacity, so cached decoding and chunked prefill are bitwise equal to a
@@ -44,6 +44,7 @@ struct KvCache {
 };
 
 struct ModelWeights;  // defined in model_weights.hpp
+struct FastWeights;   // defined in fast_weights.hpp
 
 // One sequence's part of a batched forward pass.
 struct BatchInput {
@@ -77,7 +78,8 @@ class Model {
   // "strict" or "fast", as loaded.
   const char* numeric_mode() const { return strict_ ? "strict" : "fast"; }
   // Names the exact operation sequence, for system_fingerprint: the kernels'
-  // numeric_mode_id() in strict mode, "fast-libtorch" otherwise.
+  // numeric_mode_id() in strict mode, "fast-libtorch-fused" (the fused
+  // operation sequence of fast_weights.hpp) otherwise.
   std::string numeric_mode_id() const;
 
   // An empty cache with room for `initial_capacity` positions (grows on demand).
@@ -95,8 +97,8 @@ class Model {
   // Runs several sequences in one pass (continuous batching): each input's
   // tokens are appended to its own cache as forward() would. Returns fp32 CPU
   // logits [inputs with want_logits, vocab], in input order. The norms,
-  // projections and the MLP run once over the rows of all inputs (RoPE, cache
-  // writes and attention per input). In strict mode every row's result is
+  // projections and the MLP run once over the rows of all inputs (cache writes
+  // and attention per input). In strict mode every row's result is
   // bitwise the one forward() gives for that sequence alone (the kernels are
   // batch-invariant). In fast mode it is close to that, not bitwise (libtorch
   // may round differently for another number of rows); the same batch
@@ -111,20 +113,18 @@ class Model {
   void ensure_capacity(KvCache& kv, int64_t needed) const;
   // "" or why the input cannot run; grows its cache when it can.
   std::string prepare(const std::vector<int32_t>& tokens, KvCache& kv) const;
-  // x [T, H] embeddings (+ GPT-2 positions) of tokens at positions start...
-  torch::Tensor embed(const std::vector<int32_t>& tokens, int64_t start) const;
-  // The residual rows listed in logit_rows through the final norm and lm_head.
-  torch::Tensor run_strict(torch::Tensor x, std::vector<blocks::Segment>& segments,
+  // Runs the rows of every segment (ids: their tokens back to back) and
+  // returns fp32 CPU logits [logit_rows, V] of the rows listed.
+  torch::Tensor run(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
+                    const std::vector<int64_t>& logit_rows) const;
+  torch::Tensor run_strict(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                            const std::vector<int64_t>& logit_rows) const;
-  torch::Tensor run_fast(torch::Tensor x, KvCache& kv, int64_t start, bool all_logits) const;
-  // Fast mode over several segments at once; like run_strict.
-  torch::Tensor run_fast_batch(torch::Tensor x, std::vector<blocks::Segment>& segments,
-                               const std::vector<int64_t>& logit_rows) const;
-  // Fast mode's RoPE tables: cos, sin [1, t, D/2] in the compute dtype.
-  std::pair<torch::Tensor, torch::Tensor> fast_rope_tables(int64_t start, int64_t t) const;
+  torch::Tensor run_fast(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
+                         const std::vector<int64_t>& logit_rows) const;
 
   ModelConfig config_;
   std::unique_ptr<ModelWeights> weights_;
+  std::unique_ptr<FastWeights> fast_;  // fast mode only: the layers, fused (weights_->layers is empty)
   std::string fingerprint_;
   std::string dtype_name_;
   std::string device_name_;

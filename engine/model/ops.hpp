@@ -23,14 +23,22 @@ torch::Tensor silu_mul(const torch::Tensor& gate, const torch::Tensor& up);
 // GELU, tanh approximation (GPT-2's gelu_new)
 torch::Tensor gelu_tanh(const torch::Tensor& x);
 
-// x [heads, T, head_dim]; cos/sin [T, head_dim/2]. Rotates the two halves of
-// head_dim (the Hugging Face "rotate_half" layout).
+// Rotary embedding in rotate-half form: x * cos + roll(x, D/2) * sin, with
+// x [R, heads, D] and the rows' table entries cos, sin [R, 1, D] as
+// FastWeights holds them (sin carries the sign of the first half).
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
-// q [n_heads, T, head_dim]; k, v [n_kv_heads, L, head_dim] (the cache prefix,
-// L = q_offset + T); query t sits at position q_offset + t and sees keys 0..q_offset+t.
-// Query head h uses kv head h / (n_heads / n_kv_heads). Softmax in fp32.
-// Returns [T, n_heads * head_dim].
+// x + a @ w^T (+ b): the residual add inside the matrix product. x [R, out],
+// a [R, in], w [out, in], b [out] or undefined.
+torch::Tensor linear_residual(const torch::Tensor& x, const torch::Tensor& a, const torch::Tensor& w,
+                              const torch::Tensor& b);
+
+// Causal attention of one sequence's queries over its cache prefix.
+// q [T, n_heads, D], already multiplied by 1/sqrt(D); k, v [n_kv_heads, L, D]
+// with L = q_offset + T; query t sits at position q_offset + t and sees keys
+// 0..q_offset+t (a single query sees them all: no mask is built). Query head
+// h uses kv head h / (n_heads / n_kv_heads). Softmax in fp32.
+// Returns [T, n_heads * D].
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                int64_t q_offset);
 

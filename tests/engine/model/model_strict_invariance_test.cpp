@@ -256,7 +256,7 @@ TEST(NumericMode, StrictIsTheDefaultAndModesFingerprintDifferently) {
   EXPECT_EQ(strict->numeric_mode_id(), kernels::numeric_mode_id());
   const auto fast = load(dir, "fast");
   EXPECT_FALSE(fast->strict());
-  EXPECT_EQ(fast->numeric_mode_id(), "fast-libtorch");
+  EXPECT_EQ(fast->numeric_mode_id(), "fast-libtorch-fused");
 }
 
 TEST(NumericMode, RefusesUnknownModesAndStrictOutsideFp32) {
