@@ -56,49 +56,29 @@ inline void score_multi(const float* const* q, const float* k, int64_t d, int64_
   for (int r = 0; r < Q; ++r) std::memcpy(s[r] + p0, out + r * kKeys, sizeof(float) * kKeys);
 }
 
-// acc[0..d) += e_p * v_p for p = first..last in increasing p (FMA).
-inline void accumulate_values(const float* e, const float* v, int64_t d, int64_t first, int64_t last, float* acc) {
+// For each query r < Q: acc[r][0..d) += e[r][p] * v_p for p = first..last
+// in increasing p (FMA); each value row loaded serves all Q queries.
+template <int Q>
+inline void accumulate_values(const float* const* e, const float* v, int64_t d, int64_t first, int64_t last,
+                              float* const* acc) {
   for (int64_t d0 = 0; d0 < d; d0 += 64) {
     __mmask16 m[4];
-    __m512 a[4];
+    __m512 a[Q][4];
     for (int j = 0; j < 4; ++j) {
       m[j] = head_mask(std::max<int64_t>(0, d - d0 - 16 * j));
-      a[j] = _mm512_maskz_loadu_ps(m[j], acc + d0 + 16 * j);
+      for (int r = 0; r < Q; ++r) a[r][j] = _mm512_maskz_loadu_ps(m[j], acc[r] + d0 + 16 * j);
     }
     for (int64_t p = first; p <= last; ++p) {
-      const __m512 w = _mm512_set1_ps(e[p]);
-      const float* vp = v + p * d + d0;
-      for (int j = 0; j < 4; ++j) a[j] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(m[j], vp + 16 * j), a[j]);
-    }
-    for (int j = 0; j < 4; ++j) _mm512_mask_storeu_ps(acc + d0 + 16 * j, m[j], a[j]);
-  }
-}
-
-// accumulate_values for two queries over the keys first..last that both
-// see: each value row loaded serves both.
-inline void accumulate_values2(const float* ea, const float* eb, const float* v, int64_t d, int64_t first,
-                               int64_t last, float* acc_a, float* acc_b) {
-  for (int64_t d0 = 0; d0 < d; d0 += 64) {
-    __mmask16 m[4];
-    __m512 a[4], b[4];
-    for (int j = 0; j < 4; ++j) {
-      m[j] = head_mask(std::max<int64_t>(0, d - d0 - 16 * j));
-      a[j] = _mm512_maskz_loadu_ps(m[j], acc_a + d0 + 16 * j);
-      b[j] = _mm512_maskz_loadu_ps(m[j], acc_b + d0 + 16 * j);
-    }
-    for (int64_t p = first; p <= last; ++p) {
-      const __m512 wa = _mm512_set1_ps(ea[p]);
-      const __m512 wb = _mm512_set1_ps(eb[p]);
+      __m512 w[Q];
+      for (int r = 0; r < Q; ++r) w[r] = _mm512_set1_ps(e[r][p]);
       const float* vp = v + p * d + d0;
       for (int j = 0; j < 4; ++j) {
         const __m512 vv = _mm512_maskz_loadu_ps(m[j], vp + 16 * j);
-        a[j] = _mm512_fmadd_ps(wa, vv, a[j]);
-        b[j] = _mm512_fmadd_ps(wb, vv, b[j]);
+        for (int r = 0; r < Q; ++r) a[r][j] = _mm512_fmadd_ps(w[r], vv, a[r][j]);
       }
     }
     for (int j = 0; j < 4; ++j) {
-      _mm512_mask_storeu_ps(acc_a + d0 + 16 * j, m[j], a[j]);
-      _mm512_mask_storeu_ps(acc_b + d0 + 16 * j, m[j], b[j]);
+      for (int r = 0; r < Q; ++r) _mm512_mask_storeu_ps(acc[r] + d0 + 16 * j, m[j], a[r][j]);
     }
   }
 }
@@ -165,17 +145,18 @@ void query_block(const AttentionArgs& a, int64_t h, int64_t i0, int64_t nq, int6
   for (int64_t kb = 0; kb < all_keys; kb += kKeyBlock) {
     int64_t j = 0;
     for (; j + 1 < nq; j += 2) {  // keys both queries see, then query j + 1's one more
+      const float* es[2] = {scratch + j * row, scratch + (j + 1) * row};
+      float* accs[2] = {acc + j * d, acc + (j + 1) * d};
       const int64_t last_a = std::min(keys_of(j), kb + kKeyBlock) - 1;
       const int64_t last_b = std::min(keys_of(j + 1), kb + kKeyBlock) - 1;
-      if (last_a >= kb) {
-        accumulate_values2(scratch + j * row, scratch + (j + 1) * row, v, d, kb, last_a, acc + j * d,
-                           acc + (j + 1) * d);
-      }
-      if (last_b > last_a) accumulate_values(scratch + (j + 1) * row, v, d, std::max(kb, last_a + 1), last_b, acc + (j + 1) * d);
+      if (last_a >= kb) accumulate_values<2>(es, v, d, kb, last_a, accs);
+      if (last_b > last_a) accumulate_values<1>(es + 1, v, d, std::max(kb, last_a + 1), last_b, accs + 1);
     }
     for (; j < nq; ++j) {
+      const float* ej = scratch + j * row;
+      float* accj = acc + j * d;
       const int64_t last = std::min(keys_of(j), kb + kKeyBlock) - 1;
-      if (last >= kb) accumulate_values(scratch + j * row, v, d, kb, last, acc + j * d);
+      if (last >= kb) accumulate_values<1>(&ej, v, d, kb, last, &accj);
     }
   }
   for (int64_t j = 0; j < nq; ++j) {
