@@ -38,6 +38,33 @@ void add_if_present(json::Object& out, const char* name, const json::Value& v) {
   out.emplace_back(name, v);
 }
 
+// The top-level members of the body that the key holds by name, or that
+// never change the answer, or that it holds as the effective value
+// (max_completion_tokens as max_tokens, seed as the effective seed).
+bool keyed_by_name(const std::string& member) {
+  static const char* const names[] = {
+      "model",           "messages",        "temperature",       "top_p",          "top_k",
+      "seed",            "n",               "max_tokens",        "max_completion_tokens",
+      "stop",            "presence_penalty", "frequency_penalty", "logit_bias",     "logprobs",
+      "top_logprobs",    "tools",           "tool_choice",       "response_format", "functions",
+      "function_call",   "stream",          "stream_options",    "user",           "metadata",
+      "store",           "cache"};
+  for (const char* name : names) {
+    if (member == name) return true;
+  }
+  return false;
+}
+
+// The body members keyed_by_name() does not cover; null when none.
+json::Value other_fields(const json::Value& raw) {
+  if (!raw.is_object()) return json::Value();
+  json::Object out;
+  for (const auto& [name, value] : raw.as_object()) {
+    if (!keyed_by_name(name)) out.emplace_back(name, value);
+  }
+  return out.empty() ? json::Value() : json::Value(std::move(out));
+}
+
 }  // namespace
 
 int64_t effective_max_tokens(const api::ChatRequest& request, int64_t backend_default) {
@@ -83,6 +110,7 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   // Legacy function calling changes the prompt as tools do; validated by the parser.
   if (const json::Value* v = request.raw.find("functions")) add_if_present(c, "functions", *v);
   if (const json::Value* v = request.raw.find("function_call")) add_if_present(c, "function_call", *v);
+  if (context.key_other_fields) add_if_present(c, "other", other_fields(request.raw));
 
   result.canonical = json::dump(json::Value(std::move(c)), /*sort_keys=*/true);
   result.key = sha256_hex(result.canonical);

@@ -25,6 +25,11 @@ struct KeyContext {
   // key as `mode` when not empty, so fallback answers and sampled answers
   // never share a key.
   std::string sampling_mode;
+  // True when body fields reprox does not know reach the generator (an
+  // upstream gets the client's body): they are then keyed, as `other`, so
+  // two requests that differ only there never share an answer. False for
+  // the embedded engine, which ignores them.
+  bool key_other_fields = false;
 };
 
 struct KeyResult {
@@ -43,8 +48,12 @@ int64_t effective_max_tokens(const api::ChatRequest& request, int64_t backend_de
 // max_tokens, stop (sorted, de-duplicated), presence_penalty,
 // frequency_penalty, logit_bias ({"id": bias}), logprobs, top_logprobs;
 // tools, tool_choice, response_format and the legacy functions /
-// function_call when present; mode when a sampling mode is set. At temperature 0, seed, top_p and top_k are
-// left out. The seed is written as the uint64 the engine uses.
+// function_call when present; mode when a sampling mode is set; with
+// key_other_fields, `other`: every top-level body member not named above
+// and not one that never changes the answer (model, stream,
+// stream_options, user, metadata, store, cache, max_completion_tokens),
+// when there is one. At temperature 0, seed, top_p and top_k are left out.
+// The seed is written as the uint64 the engine uses.
 KeyResult make_key(const api::ChatRequest& request, const KeyContext& context);
 
 }  // namespace reprox::policy

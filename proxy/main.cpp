@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   key->add_option("--tenant", key_ctx.tenant, "Tenant (hex SHA-256 of the bearer token)");
   key->add_option("--default-seed", key_ctx.default_seed, "Seed injected when the request has none");
   key->add_option("--max-tokens", key_ctx.effective_max_tokens, "Completion limit when the request gives none");
+  key->add_flag("--other-fields", key_ctx.key_other_fields,
+                "Key the body fields reprox does not know, as for an upstream");
 
   reprox::register_engine_subcommands(app);
 

@@ -128,6 +128,7 @@ std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& re
   kc.default_seed = app.options.default_seed;
   kc.effective_max_tokens = policy::effective_max_tokens(out.request, app.backend->default_max_tokens(out.model_id));
   kc.sampling_mode = out.sampling_mode;
+  kc.key_other_fields = app.backend->forwards_other_fields();
   out.key = policy::make_key(out.request, kc);
   out.key_context = std::move(kc);
   return std::nullopt;

@@ -54,6 +54,9 @@ class Backend {
   virtual std::optional<api::ApiError> check_supported(const api::ChatRequest& request) const = 0;
   // Ready to serve (model loaded, upstream configured).
   virtual bool ready() const { return true; }
+  // True when body fields reprox does not know reach the generator (the
+  // upstream gets the client's body); the key then holds them.
+  virtual bool forwards_other_fields() const { return false; }
 };
 
 }  // namespace reprox

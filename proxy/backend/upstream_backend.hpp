@@ -59,6 +59,7 @@ class UpstreamBackend : public Backend {
   int64_t default_max_tokens(const std::string& model_id) const override;
   // Everything is accepted: the upstream decides.
   std::optional<api::ApiError> check_supported(const api::ChatRequest& request) const override;
+  bool forwards_other_fields() const override { return true; }
 
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
   using Response = boost::beast::http::response<boost::beast::http::string_body>;

@@ -61,6 +61,23 @@ test('chat completions: miss then hit, seed injected and echoed', async (t) => {
     assert.equal(b.key, a.key);
   });
 
+  await t.test('a field reprox does not know goes upstream and into the key', async () => {
+    const text = `other ${Date.now()}`;
+    const high = await h.postChat(proxy, h.chatBody({ reasoning_effort: 'high' }, text));
+    assert.equal(high.status, 200, high.text);
+    assert.equal(high.cache, 'miss');
+    assert.equal((await upstream.last()).body.reasoning_effort, 'high');
+    const low = await h.postChat(proxy, h.chatBody({ reasoning_effort: 'low' }, text));
+    assert.equal(low.cache, 'miss', 'an answer for another reasoning_effort is not reused');
+    assert.equal((await upstream.last()).body.reasoning_effort, 'low');
+    assert.notEqual(low.key, high.key);
+    const again = await h.postChat(proxy, h.chatBody({ reasoning_effort: 'high' }, text));
+    assert.equal(again.cache, 'hit');
+    assert.equal(again.key, high.key);
+    const none = await h.postChat(proxy, h.chatBody({}, text));
+    assert.equal(none.cache, 'miss', 'leaving the field out is another request');
+  });
+
   await t.test('hits of several entries, interleaved, each replay their own answer with fresh ids', async () => {
     const bodies = [1, 2, 3].map((w) => h.chatBody({ user: `words=${w}` }));
     const misses = [];

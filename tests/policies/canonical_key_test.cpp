@@ -61,6 +61,37 @@ TEST(CanonicalKey, LeavesOutNonAnswerFields) {
     EXPECT_EQ(k.canonical.find(s), std::string::npos) << s << " in " << k.canonical;
 }
 
+// For an upstream, which gets the client's body, a field reprox does not
+// know may change the answer: it is keyed, under `other`, with the fields
+// that never change an answer still left out. The embedded engine ignores
+// such fields, so they stay out of its keys (above).
+TEST(CanonicalKey, OtherFieldsAreKeyedForAnUpstream) {
+  KeyContext upstream = base_context();
+  upstream.key_other_fields = true;
+  const std::string base = R"({"messages":[{"role":"user","content":"hi"}],"stream":true,"user":"secret-user",)"
+                           R"("metadata":{"m":"secret-meta"},"max_completion_tokens":9)";
+  const KeyResult plain = testing::key_in(base + "}", upstream);
+  EXPECT_EQ(plain.canonical.find("\"other\""), std::string::npos) << plain.canonical;
+  EXPECT_EQ(plain.key, key_of(base + "}").key) << "no unknown field: the same key as before";
+
+  const KeyResult high = testing::key_in(base + R"(,"reasoning_effort":"high","parallel_tool_calls":false})", upstream);
+  const KeyResult low = testing::key_in(base + R"(,"reasoning_effort":"low","parallel_tool_calls":false})", upstream);
+  EXPECT_NE(high.key, low.key);
+  EXPECT_NE(high.canonical.find(R"("other":{"parallel_tool_calls":false,"reasoning_effort":"high"})"),
+            std::string::npos)
+      << high.canonical;
+  for (const char* s : {"secret-user", "secret-meta", "stream", "max_completion_tokens"})
+    EXPECT_EQ(high.canonical.find(s), std::string::npos) << s << " in " << high.canonical;
+  // Member order and number spelling do not matter.
+  const KeyResult reordered =
+      testing::key_in(base + R"(,"parallel_tool_calls":false,"reasoning_effort":"high"})", upstream);
+  EXPECT_EQ(reordered.key, high.key);
+  EXPECT_EQ(testing::key_in(base + R"(,"x_level":1.0})", upstream).key,
+            testing::key_in(base + R"(,"x_level":1})", upstream).key);
+  // The engine's keys ignore them.
+  EXPECT_EQ(key_of(base + R"(,"reasoning_effort":"high"})").key, key_of(base + R"(,"reasoning_effort":"low"})").key);
+}
+
 TEST(CanonicalKey, AbsentMessageFieldsAreOmittedNotNull) {
   KeyResult k = key_of(
       R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]})");
