@@ -3,6 +3,7 @@
 // on [R, ...]); the cache writes and attention run per segment. Few, large
 // operations: on a GPU each one is a kernel launch.
 #include <cmath>
+#include <limits>
 
 #include <torch/torch.h>
 
@@ -12,11 +13,32 @@
 namespace reprox::engine::blocks {
 namespace {
 
+// The decode rows of a DecodeGroup: every row's key and value into its
+// slot (one index_put_ each), the slots' first L positions gathered, and
+// attention over them with the positions after each row's masked out.
+// q [B, Nq, D] (scaled); k, v [B, Nkv, D]. Returns [B, Nq * D].
+torch::Tensor attend_group(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                           const DecodeGroup& g, size_t layer) {
+  using torch::indexing::Slice;
+  const int64_t b = q.size(0), nq = q.size(1), d = q.size(2), nkv = k.size(1);
+  torch::Tensor k_slots = g.arena->k(layer);  // [S, Nkv, tokens, D]
+  torch::Tensor v_slots = g.arena->v(layer);
+  k_slots.index_put_({g.slots, Slice(), g.pos}, k);
+  v_slots.index_put_({g.slots, Slice(), g.pos}, v);
+  const torch::Tensor keys = k_slots.narrow(2, 0, g.len).index_select(0, g.slots);    // [B, Nkv, L, D]
+  const torch::Tensor values = v_slots.narrow(2, 0, g.len).index_select(0, g.slots);  // [B, Nkv, L, D]
+  const torch::Tensor scores = torch::matmul(q.reshape({b, nkv, nq / nkv, d}), keys.transpose(2, 3))
+                                   .masked_fill(g.future, -std::numeric_limits<float>::infinity());  // [B, Nkv, G, L]
+  const torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(values.scalar_type());
+  return torch::matmul(probs, values).reshape({b, nq * d});  // [B, Nkv, G, D] -> [B, Nq * D]
+}
+
 // Per segment: its keys/values into its cache, causal attention over its
-// cache prefix. q [R, Nq, D] (scaled); k, v [R, Nkv, D]. Returns
-// [R, Nq * D], rows in segment order.
+// cache prefix; or, for a DecodeGroup, attend_group. q [R, Nq, D] (scaled);
+// k, v [R, Nkv, D]. Returns [R, Nq * D], rows in segment order.
 torch::Tensor attend_fast(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                          const std::vector<Segment>& segments, size_t layer) {
+                          const std::vector<Segment>& segments, const DecodeGroup& group, size_t layer) {
+  if (group.arena != nullptr) return attend_group(q, k, v, group, layer);
   std::vector<torch::Tensor> outs;  // per segment: [t, Nq * D]
   outs.reserve(segments.size());
   for (const Segment& s : segments) {
@@ -35,7 +57,7 @@ torch::Tensor attend_fast(const torch::Tensor& q, const torch::Tensor& k, const 
 
 torch::Tensor llama_fast_batch(const ModelConfig& c, const FastLayer& l, const torch::Tensor& x,
                                const torch::Tensor& cos, const torch::Tensor& sin,
-                               const std::vector<Segment>& segments, size_t layer) {
+                               const std::vector<Segment>& segments, const DecodeGroup& group, size_t layer) {
   const int64_t r = x.size(0), nq = c.n_heads, nkv = c.n_kv_heads;
   const torch::Tensor h = ops::rms_norm(x, l.attn_norm_w, c.norm_eps);                         // [R, H]
   const torch::Tensor qkv = ops::linear(h, l.wqkv, l.bqkv).view({r, nq + 2 * nkv, c.head_dim});  // [R, Nq+2Nkv, D]
@@ -43,7 +65,8 @@ torch::Tensor llama_fast_batch(const ModelConfig& c, const FastLayer& l, const t
   if (c.qk_norm) qk = ops::rms_norm(qk, l.qk_norm, c.norm_eps);
   qk = ops::apply_rope(qk, cos, sin);                                  // a new [R, Nq+Nkv, D]
   const torch::Tensor q = qk.narrow(1, 0, nq).mul_(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
-  const torch::Tensor attn = attend_fast(q, qk.narrow(1, nq, nkv), qkv.narrow(1, nq + nkv, nkv), segments, layer);
+  const torch::Tensor attn =
+      attend_fast(q, qk.narrow(1, nq, nkv), qkv.narrow(1, nq + nkv, nkv), segments, group, layer);
   const torch::Tensor x1 = ops::linear_residual(x, attn, l.wo, l.bo);  // [R, H]
   const torch::Tensor h2 = ops::rms_norm(x1, l.mlp_norm_w, c.norm_eps);
   const torch::Tensor gate_up = ops::linear(h2, l.w_gate_up, l.b_gate_up);  // [R, 2I]
@@ -53,12 +76,12 @@ torch::Tensor llama_fast_batch(const ModelConfig& c, const FastLayer& l, const t
 }
 
 torch::Tensor gpt2_fast_batch(const ModelConfig& c, const FastLayer& l, const torch::Tensor& x,
-                              const std::vector<Segment>& segments, size_t layer) {
+                              const std::vector<Segment>& segments, const DecodeGroup& group, size_t layer) {
   const int64_t r = x.size(0), n = c.n_heads;
   const torch::Tensor h = ops::layer_norm(x, l.attn_norm_w, l.attn_norm_b, c.norm_eps);      // [R, H]
   const torch::Tensor qkv = ops::linear(h, l.wqkv, l.bqkv).view({r, 3 * n, c.head_dim});      // [R, 3N, D]
   const torch::Tensor q = qkv.narrow(1, 0, n).mul(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
-  const torch::Tensor attn = attend_fast(q, qkv.narrow(1, n, n), qkv.narrow(1, 2 * n, n), segments, layer);
+  const torch::Tensor attn = attend_fast(q, qkv.narrow(1, n, n), qkv.narrow(1, 2 * n, n), segments, group, layer);
   const torch::Tensor x1 = ops::linear_residual(x, attn, l.wo, l.bo);  // [R, H]
   const torch::Tensor h2 = ops::layer_norm(x1, l.mlp_norm_w, l.mlp_norm_b, c.norm_eps);
   return ops::linear_residual(x1, ops::gelu_tanh(ops::linear(h2, l.w_gate_up, l.b_gate_up)), l.w_down, l.b_down);

@@ -12,6 +12,7 @@
 #include "engine/model/model.hpp"
 #include "engine/model/model_config.hpp"
 #include "engine/model/fast_weights.hpp"
+#include "engine/model/kv_arena.hpp"
 #include "engine/model/model_weights.hpp"
 
 namespace reprox::engine::blocks {
@@ -29,6 +30,18 @@ struct Segment {
                            // [t, D/2] fp32 (strict_ops::rope_tables)
 };
 
+// A fast step whose segments are all single decode rows of caches in the
+// slots of one arena, at least two of them: their keys and values are
+// written, and attended to, with one set of operations for all rows
+// (kv_arena.hpp). Built once per step.
+struct DecodeGroup {
+  const KvArena* arena = nullptr;  // null: attention per segment
+  torch::Tensor slots;             // [B] long: row b's slot
+  torch::Tensor pos;               // [B] long: the position of row b's token
+  torch::Tensor future;            // [B, 1, 1, L] bool: the key positions after row b's (masked out)
+  int64_t len = 0;                 // L: the longest sequence of the step, new tokens included
+};
+
 // fast: libtorch's kernels (ops.hpp) on fast_weights.hpp's fused layout,
 // any dtype and device, over the rows of all segments. cos/sin [R, 1, D]:
 // the RoPE table rows of every row's position. A row's result is close to,
@@ -37,9 +50,9 @@ struct Segment {
 // same bits run to run.
 torch::Tensor llama_fast_batch(const ModelConfig& c, const FastLayer& l, const torch::Tensor& x,
                                const torch::Tensor& cos, const torch::Tensor& sin,
-                               const std::vector<Segment>& segments, size_t layer);
+                               const std::vector<Segment>& segments, const DecodeGroup& group, size_t layer);
 torch::Tensor gpt2_fast_batch(const ModelConfig& c, const FastLayer& l, const torch::Tensor& x,
-                              const std::vector<Segment>& segments, size_t layer);
+                              const std::vector<Segment>& segments, const DecodeGroup& group, size_t layer);
 
 // strict: reprox::kernels (strict_ops.hpp), fp32 CPU only; bitwise the same
 // for a token whatever the other tokens of the call, the other sequences of

@@ -8,6 +8,7 @@
 #include "engine/model/forward_blocks.hpp"
 #include "engine/kernels/kernels.hpp"
 #include "engine/model/fast_weights.hpp"
+#include "engine/model/kv_arena.hpp"
 #include "engine/model/model_weights.hpp"
 #include "engine/model/ops.hpp"
 #include "engine/model/strict_ops.hpp"
@@ -125,12 +126,31 @@ KvCache Model::new_cache(int64_t initial_capacity) const {
   KvCache kv;
   const int64_t capacity = std::max<int64_t>(1, std::min(initial_capacity, config_.max_positions));
   c10::InferenceMode guard;
+  if (arena_ && capacity <= arena_->tokens()) {
+    if (std::shared_ptr<KvSlot> slot = arena_->acquire()) {
+      for (int64_t i = 0; i < config_.n_layers; ++i) {
+        kv.k.push_back(arena_->k(i).select(0, slot->index));  // [Nkv, tokens, D] views
+        kv.v.push_back(arena_->v(i).select(0, slot->index));
+      }
+      kv.slot = std::move(slot);
+      return kv;
+    }
+  }
   for (int64_t i = 0; i < config_.n_layers; ++i) {
     kv.k.push_back(torch::zeros({config_.n_kv_heads, capacity, config_.head_dim}, weights_->options));
     kv.v.push_back(torch::zeros({config_.n_kv_heads, capacity, config_.head_dim}, weights_->options));
   }
   return kv;
 }
+
+void Model::reserve_kv_slots(int64_t slots, int64_t tokens) {
+  if (strict_) throw std::runtime_error("KV slots are for numeric_mode 'fast'");
+  if (slots < 1 || tokens < 1) throw std::runtime_error("KV slots need at least one slot of one position");
+  arena_ = KvArena::create(config_.n_layers, slots, config_.n_kv_heads, std::min(tokens, config_.max_positions),
+                           config_.head_dim, weights_->options);
+}
+
+size_t Model::free_kv_slots() const { return arena_ ? arena_->free_slots() : 0; }
 
 void Model::ensure_capacity(KvCache& kv, int64_t needed) const {
   if (kv.k.size() != static_cast<size_t>(config_.n_layers)) kv = new_cache(needed);
@@ -143,6 +163,7 @@ void Model::ensure_capacity(KvCache& kv, int64_t needed) const {
       *t = grown;
     }
   }
+  kv.slot.reset();  // outgrew its slot: the values now live in tensors of their own
 }
 
 std::string Model::prepare(const std::vector<int32_t>& tokens, KvCache& kv) const {
@@ -228,15 +249,35 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
   const torch::Device device = w.options.device();
   const int64_t r = static_cast<int64_t>(ids.size());
   const bool gpt2 = config_.family == ArchFamily::kGpt2;
-  // The token ids and positions of all rows: [2, R], one copy to the device.
-  torch::Tensor host = torch::empty({2, r}, torch::TensorOptions().dtype(torch::kLong));
+  // A step of single decode rows, all in slots, attends as one group.
+  bool grouped = arena_ != nullptr && segments.size() >= 2;
+  int64_t longest = 0;
+  for (const blocks::Segment& s : segments) {
+    if (s.kv->slot) s.kv->slot->used = std::max(s.kv->slot->used, s.start + s.t);
+    grouped = grouped && s.t == 1 && s.kv->slot && s.kv->slot->arena == arena_;
+    longest = std::max(longest, s.start + s.t);
+  }
+  // The token ids, positions and (grouped) slots of all rows: [2 or 3, R],
+  // one copy to the device.
+  torch::Tensor host = torch::empty({grouped ? 3 : 2, r}, torch::TensorOptions().dtype(torch::kLong));
   auto cell = host.accessor<int64_t, 2>();
   for (int64_t i = 0; i < r; ++i) cell[0][i] = ids[static_cast<size_t>(i)];
   for (const blocks::Segment& s : segments) {
     for (int64_t j = 0; j < s.t; ++j) cell[1][s.row + j] = s.start + j;
+    if (grouped) cell[2][s.row] = s.kv->slot->index;
   }
   const torch::Tensor on_device = host.to(device);
   const torch::Tensor pos = on_device[1];
+  blocks::DecodeGroup group;
+  if (grouped) {
+    group.arena = arena_.get();
+    group.slots = on_device[2];
+    group.pos = pos;
+    group.len = longest;
+    group.future = torch::arange(longest, torch::TensorOptions().dtype(torch::kLong).device(device))
+                       .gt(pos.unsqueeze(1))
+                       .view({r, 1, 1, longest});  // [B, 1, 1, L]
+  }
   torch::Tensor x = w.embed.index_select(0, on_device[0]);  // [R, H]
   torch::Tensor cos, sin;                                   // [R, 1, D]
   if (gpt2) {
@@ -246,8 +287,8 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
     sin = fast_->rope_sin.index_select(0, pos).unsqueeze(1);
   }
   for (size_t i = 0; i < fast_->layers.size(); ++i) {
-    x = gpt2 ? blocks::gpt2_fast_batch(config_, fast_->layers[i], x, segments, i)
-             : blocks::llama_fast_batch(config_, fast_->layers[i], x, cos, sin, segments, i);
+    x = gpt2 ? blocks::gpt2_fast_batch(config_, fast_->layers[i], x, segments, group, i)
+             : blocks::llama_fast_batch(config_, fast_->layers[i], x, cos, sin, segments, group, i);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
   if (logit_rows.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));

@@ -32,12 +32,18 @@ struct LoadOptions {
   bool progress = true;           // print load progress on stderr for models over ~100 MB
 };
 
+struct KvSlot;  // kv_arena.hpp
+
 // The keys and values of one sequence. Grown by Model::forward; reset by
 // setting length to 0 (or truncate to keep a prefix).
 struct KvCache {
   std::vector<torch::Tensor> k;  // per layer: [n_kv_heads, capacity, head_dim]
   std::vector<torch::Tensor> v;  // per layer: [n_kv_heads, capacity, head_dim]
   int64_t length = 0;            // positions 0..length-1 are filled
+  // Fast mode with reserved slots (Model::reserve_kv_slots): the slot whose
+  // views k and v are; null for a cache of its own. Copies share the slot;
+  // it returns to the arena when the last copy goes.
+  std::shared_ptr<KvSlot> slot;
 
   int64_t capacity() const { return k.empty() ? 0 : k.front().size(1); }
   void truncate(int64_t new_length) { length = std::min(length, std::max<int64_t>(new_length, 0)); }
@@ -45,6 +51,7 @@ struct KvCache {
 
 struct ModelWeights;  // defined in model_weights.hpp
 struct FastWeights;   // defined in fast_weights.hpp
+class KvArena;        // defined in kv_arena.hpp
 
 // One sequence's part of a batched forward pass.
 struct BatchInput {
@@ -82,8 +89,20 @@ class Model {
   // operation sequence of fast_weights.hpp) otherwise.
   std::string numeric_mode_id() const;
 
-  // An empty cache with room for `initial_capacity` positions (grows on demand).
+  // An empty cache with room for `initial_capacity` positions (grows on
+  // demand). With reserved slots, a free slot when one is left and the
+  // capacity fits it (its capacity is then the slot's).
   KvCache new_cache(int64_t initial_capacity = 256) const;
+
+  // Fast mode: keeps `slots` caches of `tokens` positions each in one
+  // tensor per layer (kv_arena.hpp), allocated now, so that a step of
+  // decode rows of sequences in slots writes and reads their keys and
+  // values with a few operations whatever their number. A cache that
+  // outgrows its slot moves to tensors of its own. Call before any
+  // forward; throws in strict mode.
+  void reserve_kv_slots(int64_t slots, int64_t tokens);
+  // Slots not taken (0 without reserved slots).
+  size_t free_kv_slots() const;
 
   // Appends `tokens` at positions kv.length.. and advances kv.length.
   // Returns fp32 logits on the CPU: [vocab] for the last token, or
@@ -125,6 +144,7 @@ class Model {
   ModelConfig config_;
   std::unique_ptr<ModelWeights> weights_;
   std::unique_ptr<FastWeights> fast_;  // fast mode only: the layers, fused (weights_->layers is empty)
+  std::shared_ptr<KvArena> arena_;     // fast mode, after reserve_kv_slots
   std::string fingerprint_;
   std::string dtype_name_;
   std::string device_name_;

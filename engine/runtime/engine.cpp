@@ -60,6 +60,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   lo.weights = options_.weights;
   lo.dtype = options_.dtype;
   model_ = Model::load(options_.model_dir, lo);
+  reserve_device_kv_slots();
   tokenizer_ = tok::Tokenizer::load_dir(options_.model_dir);
   prompts_ = std::make_unique<PromptBuilder>(options_.model_dir, tokenizer_);
   // The chat template's eos (e.g. <|im_end|>) ends a turn even when
@@ -158,6 +159,21 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
     default: return EngineError{EngineErrc::kQueueFull, "the engine queue is full; retry shortly"};
   }
   return std::nullopt;
+}
+
+// On an accelerator, fast mode keeps the running sequences' KV in slots of
+// one tensor per layer (Model::reserve_kv_slots), so that a decode step's
+// attention costs a few kernel launches whatever the batch: one slot per
+// sequence of a pass, as many positions each as working_kv allows. On the
+// CPU, caches stay separate and grow on demand.
+void Engine::reserve_device_kv_slots() {
+  if (model_->strict() || options_.device == "cpu") return;
+  const ModelConfig& c = model_->config();
+  const int64_t bytes = model_->compute_dtype_name() == "float32" ? 4 : 2;
+  const int64_t per_token = c.n_layers * 2 * c.n_kv_heads * c.head_dim * bytes;
+  const int64_t slots = std::max<int32_t>(1, options_.max_batch_size);
+  const int64_t tokens = std::min<int64_t>(c.max_positions, options_.working_kv_bytes / (slots * per_token));
+  if (tokens >= 64) model_->reserve_kv_slots(slots, tokens);
 }
 
 void Engine::loop() {

@@ -81,6 +81,7 @@ class Engine {
 
  private:
   void loop();
+  void reserve_device_kv_slots();
   void publish_kv_counters();
 
   EngineOptions options_;

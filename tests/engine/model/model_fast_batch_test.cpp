@@ -5,6 +5,8 @@
 //   - every row is close to the sequence's forward() alone, same argmax;
 //   - the caches hold the same positions as after forward() alone;
 //   - a batch of one input is bitwise forward().
+// Each also with the caches in KV slots (Model::reserve_kv_slots), where the
+// steps of decode rows only attend as one group.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -20,17 +22,22 @@ using testutil::max_abs_diff;
 
 struct FastArch {
   std::string arch;
-  std::string dtype;  // LoadOptions::dtype
+  std::string dtype;   // LoadOptions::dtype
+  bool slots = false;  // caches in KV slots
 };
 
-void PrintTo(const FastArch& a, std::ostream* os) { *os << a.arch << "_" << a.dtype; }
+std::string name_of(const FastArch& a) { return a.arch + "_" + a.dtype + (a.slots ? "_slots" : ""); }
+void PrintTo(const FastArch& a, std::ostream* os) { *os << name_of(a); }
 
-std::unique_ptr<engine::Model> load_fast(const std::string& dir, const std::string& dtype = "float32") {
+std::unique_ptr<engine::Model> load_fast(const std::string& dir, const std::string& dtype = "float32",
+                                         bool slots = false) {
   engine::LoadOptions options;
   options.numeric_mode = "fast";
   options.dtype = dtype;
   options.threads = 1;
-  return engine::Model::load(dir, options);
+  auto model = engine::Model::load(dir, options);
+  if (slots) model->reserve_kv_slots(8, 32);  // room for every cache of a test
+  return model;
 }
 
 // Sequence s: `total` tokens; it joins the batch at step s with a prefill of
@@ -81,9 +88,9 @@ BatchRun run_batched(const engine::Model& model, const std::vector<std::vector<i
 class FastBatchTest : public ::testing::TestWithParam<FastArch> {
  protected:
   void SetUp() override {
-    dir_ = testutil::scratch_dir("fast_batch_" + GetParam().arch + "_" + GetParam().dtype);
+    dir_ = testutil::scratch_dir("fast_batch_" + name_of(GetParam()));
     engine::make_tiny_model(testutil::tiny_options(GetParam().arch, dir_));
-    model_ = load_fast(dir_, GetParam().dtype);
+    model_ = load_fast(dir_, GetParam().dtype, GetParam().slots);
     for (size_t s = 0; s < kScripts.size(); ++s) {
       tokens_.push_back(testutil::prompt_tokens(kScripts[s].total, model_->config().vocab_size, 500 + s));
     }
@@ -96,7 +103,7 @@ class FastBatchTest : public ::testing::TestWithParam<FastArch> {
 
 TEST_P(FastBatchTest, SameBatchesGiveTheSameBitsRunToRun) {
   const BatchRun first = run_batched(*model_, tokens_);
-  const BatchRun second = run_batched(*load_fast(dir_, GetParam().dtype), tokens_);
+  const BatchRun second = run_batched(*load_fast(dir_, GetParam().dtype, GetParam().slots), tokens_);
   ASSERT_EQ(first.logits.size(), second.logits.size());
   EXPECT_GT(first.logits.size(), 5u);
   for (size_t step = 0; step < first.logits.size(); ++step) {
@@ -170,10 +177,10 @@ TEST_P(FastBatchTest, ABatchOfOneIsBitwiseForward) {
 INSTANTIATE_TEST_SUITE_P(FastMode, FastBatchTest,
                          ::testing::Values(FastArch{"qwen3", "float32"}, FastArch{"llama", "float32"},
                                            FastArch{"gpt2", "float32"}, FastArch{"qwen3", "bfloat16"},
-                                           FastArch{"gpt2", "bfloat16"}),
-                         [](const ::testing::TestParamInfo<FastArch>& info) {
-                           return info.param.arch + "_" + info.param.dtype;
-                         });
+                                           FastArch{"gpt2", "bfloat16"}, FastArch{"qwen3", "float32", true},
+                                           FastArch{"llama", "float32", true}, FastArch{"gpt2", "float32", true},
+                                           FastArch{"qwen3", "bfloat16", true}),
+                         [](const ::testing::TestParamInfo<FastArch>& info) { return name_of(info.param); });
 
 }  // namespace
 }  // namespace reprox

@@ -1,0 +1,139 @@
+// Fast mode's KV slots (Model::reserve_kv_slots, kv_arena.hpp): a cache is
+// a slot while one is free and its capacity fits; a dropped cache returns
+// its slot zeroed; a cache that outgrows its slot moves to tensors of its
+// own and keeps its values; steps of decode rows in slots attend as one
+// group, close to each sequence alone.
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include "engine/model/model.hpp"
+#include "tests/engine/model/logits_compare.hpp"
+#include "tests/engine/model/model_test_util.hpp"
+
+namespace reprox {
+namespace {
+using testutil::max_abs_diff;
+
+class KvSlotsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testutil::scratch_dir("kv_slots");
+    engine::make_tiny_model(testutil::tiny_options("llama", dir_));
+  }
+  std::unique_ptr<engine::Model> load(int64_t slots, int64_t tokens) const {
+    engine::LoadOptions options;
+    options.numeric_mode = "fast";
+    options.threads = 1;
+    auto model = engine::Model::load(dir_, options);
+    if (slots > 0) model->reserve_kv_slots(slots, tokens);
+    return model;
+  }
+  std::string dir_;
+};
+
+double abs_sum(const engine::KvCache& kv) {
+  double sum = 0;
+  for (size_t l = 0; l < kv.k.size(); ++l) sum += kv.k[l].abs().sum().item<double>() + kv.v[l].abs().sum().item<double>();
+  return sum;
+}
+
+TEST_F(KvSlotsTest, SlotsAreTakenWhileFreeAndComeBackZeroed) {
+  const auto model = load(2, 32);
+  const std::vector<int32_t> tokens = testutil::prompt_tokens(12, model->config().vocab_size);
+  EXPECT_EQ(model->free_kv_slots(), 2u);
+  EXPECT_FALSE(model->new_cache(64).slot) << "a capacity past the slots' never takes one";
+  auto a = std::make_unique<engine::KvCache>(model->new_cache(8));
+  engine::KvCache b = model->new_cache(8);
+  engine::KvCache own = model->new_cache(8);  // no slot left
+  ASSERT_TRUE(a->slot && b.slot);
+  EXPECT_FALSE(own.slot);
+  EXPECT_EQ(a->capacity(), 32);
+  EXPECT_EQ(own.capacity(), 8);
+  EXPECT_EQ(model->free_kv_slots(), 0u);
+
+  ASSERT_TRUE(model->forward(tokens, *a).defined());
+  EXPECT_GT(abs_sum(*a), 0.0);
+  a.reset();
+  EXPECT_EQ(model->free_kv_slots(), 1u);
+  const engine::KvCache again = model->new_cache(8);
+  ASSERT_TRUE(again.slot);
+  EXPECT_EQ(abs_sum(again), 0.0) << "the slot came back with the old sequence's keys";
+}
+
+TEST_F(KvSlotsTest, ACacheThatOutgrowsItsSlotKeepsItsValues) {
+  const auto with_slots = load(1, 16);
+  const auto without = load(0, 0);
+  const std::vector<int32_t> tokens = testutil::prompt_tokens(24, with_slots->config().vocab_size);
+  engine::KvCache slotted = with_slots->new_cache(8), plain = without->new_cache(8);
+  ASSERT_TRUE(slotted.slot);
+  for (const auto& [from, size] : {std::pair<int64_t, int64_t>{0, 12}, {12, 1}, {13, 1}, {14, 10}}) {
+    const std::vector<int32_t> chunk(tokens.begin() + from, tokens.begin() + from + size);
+    const torch::Tensor got = with_slots->forward(chunk, slotted), want = without->forward(chunk, plain);
+    ASSERT_TRUE(got.defined() && want.defined());
+    EXPECT_LT(max_abs_diff(got, want), 1e-5) << "at " << from;
+    EXPECT_EQ(got.argmax().item<int64_t>(), want.argmax().item<int64_t>()) << "at " << from;
+  }
+  EXPECT_FALSE(slotted.slot) << "24 positions do not fit a slot of 16";
+  EXPECT_GE(slotted.capacity(), 24);
+  EXPECT_EQ(with_slots->free_kv_slots(), 1u);
+}
+
+// Steps of decode rows only, all in slots: every row close to its sequence
+// alone, the same bits when the same steps run again, and the caches hold
+// the same values as alone.
+TEST_F(KvSlotsTest, GroupedDecodeStepsAreCloseToAloneAndRepeatable) {
+  const auto model = load(6, 32);  // both runs' caches in slots
+  const int64_t vocab = model->config().vocab_size;
+  std::vector<std::vector<int32_t>> tokens;
+  for (int s = 0; s < 3; ++s) tokens.push_back(testutil::prompt_tokens(10 + 3 * s + 6, vocab, 40 + s));
+  const auto run = [&](std::vector<engine::KvCache>& caches) {
+    std::vector<torch::Tensor> steps;
+    for (int s = 0; s < 3; ++s) {
+      caches.push_back(model->new_cache(8));
+      const std::vector<int32_t> prompt(tokens[s].begin(), tokens[s].end() - 6);
+      EXPECT_TRUE(model->forward(prompt, caches.back()).defined());
+    }
+    for (int step = 0; step < 6; ++step) {
+      std::vector<engine::BatchInput> inputs(3);
+      for (int s = 0; s < 3; ++s) {
+        inputs[s].tokens = {tokens[s][static_cast<size_t>(caches[s].length)]};
+        inputs[s].kv = &caches[s];
+      }
+      steps.push_back(model->forward_batch(inputs));
+    }
+    return steps;
+  };
+  std::vector<engine::KvCache> first_caches, second_caches;
+  const std::vector<torch::Tensor> first = run(first_caches);
+  const std::vector<torch::Tensor> second = run(second_caches);
+  for (size_t step = 0; step < first.size(); ++step) {
+    EXPECT_TRUE(testutil::bitwise_equal(first[step], second[step])) << "step " << step;
+  }
+  for (int s = 0; s < 3; ++s) {
+    engine::KvCache alone = model->new_cache(64);
+    ASSERT_FALSE(alone.slot);
+    const torch::Tensor logits = model->forward(tokens[s], alone, /*all_logits=*/true);
+    for (size_t step = 0; step < first.size(); ++step) {
+      const torch::Tensor want = logits[static_cast<int64_t>(tokens[s].size() - 6 + step)];
+      EXPECT_LT(max_abs_diff(first[step][s], want), 1e-4) << "sequence " << s << " step " << step;
+      EXPECT_EQ(first[step][s].argmax().item<int64_t>(), want.argmax().item<int64_t>());
+    }
+    for (size_t l = 0; l < alone.k.size(); ++l) {
+      EXPECT_LT(max_abs_diff(first_caches[s].k[l].narrow(1, 0, alone.length), alone.k[l].narrow(1, 0, alone.length)),
+                1e-5);
+      EXPECT_LT(max_abs_diff(first_caches[s].v[l].narrow(1, 0, alone.length), alone.v[l].narrow(1, 0, alone.length)),
+                1e-5);
+    }
+  }
+}
+
+TEST_F(KvSlotsTest, StrictModeRefusesSlots) {
+  engine::LoadOptions options;
+  options.threads = 1;
+  const auto strict = engine::Model::load(dir_, options);
+  EXPECT_THROW(strict->reserve_kv_slots(2, 16), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace reprox
