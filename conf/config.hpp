@@ -92,6 +92,7 @@ struct Config {
   int64_t max_step_tokens = 512;           // tokens per model pass (prefill chunks + decodes)
   int64_t prefill_chunk = 256;             // most prompt tokens of one sequence per pass
   uint64_t working_kv = 1ull << 30;        // KV bytes of running sequences before preemption
+  bool cuda_graphs = true;                 // fast mode on a CUDA device: decode steps replayed as CUDA graphs
   int64_t engine_queue = 64;               // requests queued for the engine before 429
   double tenant_queue_share = 1.0;         // the most of the engine queue one API key may hold
   int64_t default_max_tokens = 256;

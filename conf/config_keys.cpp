@@ -77,6 +77,7 @@ std::vector<KeySpec> make_table() {
       {"engine.max_step_tokens", kInt, &C::max_step_tokens},
       {"engine.prefill_chunk", kInt, &C::prefill_chunk},
       {"engine.working_kv", kSize, &C::working_kv},
+      {"engine.cuda_graphs", kBool, &C::cuda_graphs},
       {"engine.queue", kInt, &C::engine_queue},
       {"engine.default_max_tokens", kInt, &C::default_max_tokens},
       {"engine.tenant_queue_share", kFraction, &C::tenant_queue_share},

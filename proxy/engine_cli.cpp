@@ -203,6 +203,7 @@ LocalBackendFactory local_backend_factory() {
     o.max_step_tokens = config.max_step_tokens;
     o.prefill_chunk = config.prefill_chunk;
     o.working_kv_bytes = static_cast<int64_t>(std::min<uint64_t>(config.working_kv, uint64_t{1} << 62));
+    o.cuda_graphs = config.cuda_graphs;
     o.queue_capacity = static_cast<size_t>(std::max<int64_t>(config.engine_queue, 1));
     // A share of 1 (the default) lets a tenant fill the queue.
     if (config.tenant_queue_share < 1.0)

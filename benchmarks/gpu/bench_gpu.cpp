@@ -20,7 +20,7 @@
 //   reprox_bench_gpu --model DIR [--device cuda] [--dtype bfloat16] [--mode fast]
 //                    [--threads T] [--tokens 128] [--prompt 64] [--concurrency 1,8,32]
 //                    [--reps 2] [--digest-set 8] [--compare 0] [--compare-batch 32]
-//                    [--compare-tokens 16] [--bandwidth-mib 1024]
+//                    [--compare-tokens 16] [--bandwidth-mib 1024] [--cuda-graphs 1]
 #include <openssl/sha.h>
 
 #include <algorithm>
@@ -188,6 +188,7 @@ std::string digest(const std::vector<Answer>& answers) {
 struct Flags {
   std::string model, device = "cuda", dtype = "bfloat16", mode = "fast", levels = "1,8,32";
   int threads = 0, reps = 2;
+  bool cuda_graphs = true;
   int64_t tokens = 128, prompt = 64, digest_set = 8, compare = 0, compare_batch = 32, compare_tokens = 16;
   int64_t bandwidth_mib = 1024;
 };
@@ -210,6 +211,7 @@ Flags parse(int argc, char** argv) {
     else if (flag == "--compare-batch") f.compare_batch = std::stoll(v);
     else if (flag == "--compare-tokens") f.compare_tokens = std::stoll(v);
     else if (flag == "--bandwidth-mib") f.bandwidth_mib = std::stoll(v);
+    else if (flag == "--cuda-graphs") f.cuda_graphs = v != "0";
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -289,6 +291,7 @@ int main(int argc, char** argv) {
   o.queue_capacity = static_cast<size_t>(widest) + 8;
   o.max_step_tokens = 4096;
   o.working_kv_bytes = int64_t{16} << 30;
+  o.cuda_graphs = f.cuda_graphs;
   Engine engine(o);
   Setup s;
   s.prompt_tokens = f.prompt;
@@ -299,9 +302,9 @@ int main(int argc, char** argv) {
   std::sort(s.banned.begin(), s.banned.end());
   const double bandwidth = device_copy_bandwidth(f.device, static_cast<size_t>(f.bandwidth_mib) << 20);
   const double bound_ms = 1e3 * static_cast<double>(engine.weight_bytes()) / bandwidth;
-  std::printf("model %s on %s, %s mode, %s, prompt %lld tokens, %lld tokens per answer\n", f.model.c_str(),
-              f.device.c_str(), f.mode.c_str(), f.dtype.c_str(), static_cast<long long>(f.prompt),
-              static_cast<long long>(f.tokens));
+  std::printf("model %s on %s, %s mode, %s, CUDA graphs %s, prompt %lld tokens, %lld tokens per answer\n",
+              f.model.c_str(), f.device.c_str(), f.mode.c_str(), f.dtype.c_str(), f.cuda_graphs ? "on" : "off",
+              static_cast<long long>(f.prompt), static_cast<long long>(f.tokens));
   std::printf("weights %.1f MiB; device copy bandwidth %.1f GB/s (read + write); weight-read bound %.3f ms per "
               "decode step (%.0f tok/s)\n",
               engine.weight_bytes() / 1048576.0, bandwidth / 1e9, bound_ms, 1e3 / bound_ms);

@@ -13,10 +13,12 @@
 //   reprox_bench_step_ops [--model DIR | --shape tiny|smollm2|llama1b] [--device cpu|cuda]
 //                         [--dtype float32|bfloat16|float16] [--mode fast|strict]
 //                         [--batches 1,8,32] [--context 64] [--steps 10] [--threads N]
-//                         [--kv-slots N]
+//                         [--kv-slots N] [--static-decode 0|1]
 // --kv-slots N keeps the caches in N slots (Model::reserve_kv_slots), as the
 // engine does on a GPU; 0: caches of their own; default: the largest batch
-// on a GPU, 0 on the CPU (as the engine).
+// on a GPU, 0 on the CPU (as the engine). --static-decode 0|1: with slots,
+// decode steps at fixed shapes (Model::set_static_decode; CUDA graphs on a
+// GPU); default: as the model sets it (on where it has CUDA graphs).
 #include <ATen/record_function.h>
 #include <torch/torch.h>
 
@@ -29,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/cuda_graph.hpp"
 #include "engine/model/model.hpp"
 #include "engine/runtime/device_probe.hpp"
 #include "engine/tiny/make_tiny_model.hpp"
@@ -59,7 +62,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) { --depth; }
 
 struct Flags {
   std::string model, shape = "tiny", device = "cpu", dtype = "float32", mode = "fast", batches = "1,8,32";
-  int64_t context = 64, steps = 10, kv_slots = -1;
+  int64_t context = 64, steps = 10, kv_slots = -1, static_decode = -1;
   int threads = 0;
 };
 
@@ -77,6 +80,7 @@ Flags parse(int argc, char** argv) {
     else if (flag == "--steps") f.steps = std::stoll(v);
     else if (flag == "--threads") f.threads = std::stoi(v);
     else if (flag == "--kv-slots") f.kv_slots = std::stoll(v);
+    else if (flag == "--static-decode") f.static_decode = std::stoll(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -196,13 +200,16 @@ int main(int argc, char** argv) {
     for (std::string item; std::getline(all, item, ',');) slots = std::max<int64_t>(slots, std::stoll(item));
   }
   if (slots > 0) model->reserve_kv_slots(slots, f.context + f.steps + 2);
+  if (slots > 0 && f.static_decode >= 0) model->set_static_decode(f.static_decode == 1);
   const double bandwidth = device_copy_bandwidth(f.device, size_t{256} << 20);
   const double bound_ms = 1e3 * static_cast<double>(model->weight_bytes()) / bandwidth;
-  std::printf("%s on %s, %s mode, %s (%s); %lld layers; KV slots %lld; weights %.1f MiB; copy bandwidth %.1f "
+  std::printf("%s on %s, %s mode, %s (%s); %lld layers; KV slots %lld%s; weights %.1f MiB; copy bandwidth %.1f "
               "GB/s; weight-read bound %.3f ms per step\n",
               f.model.empty() ? f.shape.c_str() : dir.c_str(), f.device.c_str(), f.mode.c_str(), f.dtype.c_str(),
               model->numeric_mode_id().c_str(), static_cast<long long>(model->config().n_layers),
               static_cast<long long>(slots),
+              model->static_decode() ? (CudaGraph::available() && f.device != "cpu" ? ", CUDA graphs" : ", fixed shapes")
+                                     : "",
               model->weight_bytes() / 1048576.0, bandwidth / 1e9, bound_ms);
   std::printf("| batch | ATen calls per step | per layer | ms per step | tok/s | step vs bound |\n|---|---|---|---|---|---|\n");
   std::stringstream ss(f.batches);

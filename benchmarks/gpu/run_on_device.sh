@@ -70,8 +70,14 @@ cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DREPR
 grep -E '^(Boost_DIR|simdjson_DIR|spdlog_DIR|CLI11_DIR|tomlplusplus_DIR|Torch_DIR|REPROX_PROMETHEUS_CORE_LIBRARY|hiredis_LINK_LIBRARIES|OPENSSL_CRYPTO_LIBRARY)' \
   "$build/CMakeCache.txt" >"$out/found.txt" || true
 step "building"
-cmake --build "$build" -j"$jobs" --target reprox reprox_bench_gpu reprox_bench_step_ops >"$out/build.log" 2>&1 ||
-  { tail -40 "$out/build.log"; exit 1; }
+targets=(--target reprox reprox_bench_gpu reprox_bench_step_ops)
+if ! cmake --build "$build" -j"$jobs" "${targets[@]}" >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log"
+  step "build failed; building again without CUDA graphs"
+  cmake "$build" -DREPROX_CUDA_GRAPHS=OFF >>"$out/configure.log" 2>&1
+  cmake --build "$build" -j"$jobs" "${targets[@]}" >"$out/build-no-graphs.log" 2>&1 ||
+    { tail -40 "$out/build-no-graphs.log"; exit 1; }
+fi
 
 # 3. The models: random weights, stored in 16 bits, Llama-shaped.
 shape_of() {
@@ -115,16 +121,21 @@ bench() {  # NAME LOG ARGS...: a bounded run; a timeout leaves its partial log
 for m in $models; do
   step "one decode step of $m: operations and time"
   : >"$out/$m.steps.txt"
-  for slots in "$step_batches_max" 0; do  # KV slots as the engine keeps them on a GPU, then caches of their own
+  # KV slots and fixed-shape steps as the engine keeps them on a GPU (CUDA
+  # graphs), slots stepped eagerly, then caches of their own.
+  for variant in "$step_batches_max -1" "$step_batches_max 0" "0 0"; do
+    read -r slots fixed <<<"$variant"
     timeout 90 "$build/benchmarks/gpu/reprox_bench_step_ops" --model "$work/$m" --device "$device" \
-      --dtype "$dtype" --batches "$step_batches" --kv-slots "$slots" >>"$out/$m.steps.txt" 2>&1 ||
-      echo "(exit $?)" >>"$out/$m.steps.txt"
+      --dtype "$dtype" --batches "$step_batches" --kv-slots "$slots" --static-decode "$fixed" \
+      >>"$out/$m.steps.txt" 2>&1 || echo "(exit $?)" >>"$out/$m.steps.txt"
   done
   step "benchmark $m, process a"
   bench "$m" "$out/$m.a.txt" "${speed[@]}"
   step "benchmark $m, process b"
   if [[ $m == smollm2 ]]; then bench "$m" "$out/$m.b.txt" "${again[@]}" "${compare[@]}"
   else bench "$m" "$out/$m.b.txt" "${again[@]}"; fi
+  step "benchmark $m without CUDA graphs"
+  bench "$m" "$out/$m.c.txt" "${speed[@]}" --reps 1 --cuda-graphs 0
 done
 step "done"
 

@@ -31,6 +31,9 @@ for m in "$@"; do
   differ="$(awk '/^alone vs in groups/ { print $7 " of " $9; exit }' "$b" 2>/dev/null)"
   echo "| $m | $weights | ${bound:--} | $(row "$a" 1 2) | $(row "$a" 1 4) | $(row "$a" 8 2) | $(row "$a" 32 2) |" \
     "$(row "$a" 32 3) | $(row "$a" 1 6) | $(same "$a" "$b" alone) / $(same "$a" "$b" together) | ${differ:--} |"
+  c="$dir/$m.c.txt"
+  echo "| $m, no CUDA graphs | $weights | ${bound:--} | $(row "$c" 1 2) | $(row "$c" 1 4) | $(row "$c" 8 2) |" \
+    "$(row "$c" 32 2) | $(row "$c" 32 3) | $(row "$c" 1 6) | | |"
 done
 for m in "$@"; do
   echo

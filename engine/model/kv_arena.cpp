@@ -13,10 +13,11 @@ std::shared_ptr<KvArena> KvArena::create(int64_t layers, int64_t slots, int64_t 
   std::shared_ptr<KvArena> arena(new KvArena());
   c10::InferenceMode guard;
   for (int64_t l = 0; l < layers; ++l) {
-    arena->k_.push_back(torch::zeros({slots, n_kv, tokens, head_dim}, options));
-    arena->v_.push_back(torch::zeros({slots, n_kv, tokens, head_dim}, options));
+    arena->k_.push_back(torch::zeros({slots + 1, n_kv, tokens, head_dim}, options));
+    arena->v_.push_back(torch::zeros({slots + 1, n_kv, tokens, head_dim}, options));
   }
   arena->tokens_ = tokens;
+  arena->scratch_ = slots;
   for (int64_t s = slots - 1; s >= 0; --s) arena->free_.push_back(s);
   return arena;
 }

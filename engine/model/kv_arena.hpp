@@ -34,7 +34,9 @@ struct KvSlot {
 
 class KvArena : public std::enable_shared_from_this<KvArena> {
  public:
-  // Zeros: per layer k and v [slots, n_kv, tokens, head_dim] in `options`.
+  // Zeros: per layer k and v [slots + 1, n_kv, tokens, head_dim] in
+  // `options`. The last slot is never handed out: rows that only pad a
+  // batch to a fixed size write there (scratch()).
   static std::shared_ptr<KvArena> create(int64_t layers, int64_t slots, int64_t n_kv, int64_t tokens,
                                          int64_t head_dim, const torch::TensorOptions& options);
 
@@ -44,6 +46,7 @@ class KvArena : public std::enable_shared_from_this<KvArena> {
   const torch::Tensor& k(size_t layer) const { return k_[layer]; }  // [slots, Nkv, tokens, D]
   const torch::Tensor& v(size_t layer) const { return v_[layer]; }
   int64_t tokens() const { return tokens_; }
+  int64_t scratch() const { return scratch_; }
   size_t free_slots() const;
 
  private:
@@ -53,6 +56,7 @@ class KvArena : public std::enable_shared_from_this<KvArena> {
 
   std::vector<torch::Tensor> k_, v_;
   int64_t tokens_ = 0;
+  int64_t scratch_ = 0;
   mutable std::mutex mutex_;
   std::vector<int64_t> free_;  // guarded by mutex_
 };

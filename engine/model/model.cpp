@@ -8,6 +8,7 @@
 #include "engine/model/forward_blocks.hpp"
 #include "engine/kernels/kernels.hpp"
 #include "engine/model/fast_weights.hpp"
+#include "engine/model/cuda_graph.hpp"
 #include "engine/model/kv_arena.hpp"
 #include "engine/model/model_weights.hpp"
 #include "engine/model/ops.hpp"
@@ -148,6 +149,7 @@ void Model::reserve_kv_slots(int64_t slots, int64_t tokens) {
   if (slots < 1 || tokens < 1) throw std::runtime_error("KV slots need at least one slot of one position");
   arena_ = KvArena::create(config_.n_layers, slots, config_.n_kv_heads, std::min(tokens, config_.max_positions),
                            config_.head_dim, weights_->options);
+  static_decode_ = weights_->options.device().is_cuda() && CudaGraph::available();
 }
 
 size_t Model::free_kv_slots() const { return arena_ ? arena_->free_slots() : 0; }
@@ -245,18 +247,20 @@ torch::Tensor Model::run(std::vector<blocks::Segment>& segments, const std::vect
 
 torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                               const std::vector<int64_t>& logit_rows) const {
-  const ModelWeights& w = *weights_;
-  const torch::Device device = w.options.device();
+  const torch::Device device = weights_->options.device();
   const int64_t r = static_cast<int64_t>(ids.size());
-  const bool gpt2 = config_.family == ArchFamily::kGpt2;
   // A step of single decode rows, all in slots, attends as one group.
-  bool grouped = arena_ != nullptr && segments.size() >= 2;
+  bool decode_in_slots = arena_ != nullptr;
   int64_t longest = 0;
   for (const blocks::Segment& s : segments) {
     if (s.kv->slot) s.kv->slot->used = std::max(s.kv->slot->used, s.start + s.t);
-    grouped = grouped && s.t == 1 && s.kv->slot && s.kv->slot->arena == arena_;
+    decode_in_slots = decode_in_slots && s.t == 1 && s.kv->slot && s.kv->slot->arena == arena_;
     longest = std::max(longest, s.start + s.t);
   }
+  if (decode_in_slots && static_decode_ && static_cast<int64_t>(logit_rows.size()) == r) {
+    return run_static_decode(segments, ids, longest);
+  }
+  const bool grouped = decode_in_slots && segments.size() >= 2;
   // The token ids, positions and (grouped) slots of all rows: [2 or 3, R],
   // one copy to the device.
   torch::Tensor host = torch::empty({grouped ? 3 : 2, r}, torch::TensorOptions().dtype(torch::kLong));
@@ -267,19 +271,30 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
     if (grouped) cell[2][s.row] = s.kv->slot->index;
   }
   const torch::Tensor on_device = host.to(device);
-  const torch::Tensor pos = on_device[1];
   blocks::DecodeGroup group;
   if (grouped) {
     group.arena = arena_.get();
     group.slots = on_device[2];
-    group.pos = pos;
+    group.pos = on_device[1];
     group.len = longest;
     group.future = torch::arange(longest, torch::TensorOptions().dtype(torch::kLong).device(device))
-                       .gt(pos.unsqueeze(1))
+                       .gt(group.pos.unsqueeze(1))
                        .view({r, 1, 1, longest});  // [B, 1, 1, L]
   }
-  torch::Tensor x = w.embed.index_select(0, on_device[0]);  // [R, H]
-  torch::Tensor cos, sin;                                   // [R, 1, D]
+  if (logit_rows.empty()) {
+    fast_rows(on_device[0], on_device[1], segments, group, logit_rows);
+    return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
+  }
+  return fast_rows(on_device[0], on_device[1], segments, group, logit_rows).to(torch::kCPU).contiguous();
+}
+
+torch::Tensor Model::fast_rows(const torch::Tensor& tokens, const torch::Tensor& pos,
+                               std::vector<blocks::Segment>& segments, const blocks::DecodeGroup& group,
+                               const std::vector<int64_t>& logit_rows) const {
+  const ModelWeights& w = *weights_;
+  const bool gpt2 = config_.family == ArchFamily::kGpt2;
+  torch::Tensor x = w.embed.index_select(0, tokens);  // [R, H]
+  torch::Tensor cos, sin;                             // [R, 1, D]
   if (gpt2) {
     x = x + w.positions.index_select(0, pos);
   } else {
@@ -291,15 +306,88 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
              : blocks::llama_fast_batch(config_, fast_->layers[i], x, cos, sin, segments, group, i);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
-  if (logit_rows.empty()) return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
+  if (logit_rows.empty()) return torch::Tensor();
   if (logit_rows.size() == 1) {
     x = x.narrow(0, logit_rows.front(), 1);
-  } else if (static_cast<int64_t>(logit_rows.size()) != r) {
-    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong)).to(device));
+  } else if (static_cast<int64_t>(logit_rows.size()) != x.size(0)) {
+    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong)).to(x.device()));
   }
   x = gpt2 ? ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
            : ops::rms_norm(x, w.final_norm_w, config_.norm_eps);  // [rows, H]
-  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kCPU, torch::kFloat32).contiguous();  // [rows, V]
+  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32);  // [rows, V]
+}
+
+// One fixed shape of run_static_decode: its inputs [3, B] (token ids,
+// positions, slots) on the device, and, on a CUDA device, the recorded step
+// and its output logits [B, V].
+struct Model::StaticStep {
+  torch::Tensor inputs;
+  torch::Tensor logits;
+  std::unique_ptr<CudaGraph> graph;
+};
+
+void Model::set_static_decode(bool on) { static_decode_ = on && arena_ != nullptr; }
+
+namespace {
+int64_t power_of_two_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+}  // namespace
+
+torch::Tensor Model::run_static_decode(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
+                                       int64_t longest) const {
+  const int64_t rows = static_cast<int64_t>(segments.size());
+  const int64_t batch = power_of_two_at_least(rows);
+  const int64_t len = std::min(arena_->tokens(), power_of_two_at_least(std::max<int64_t>(longest, 16)));
+  // Real rows first; padding rows read token 0 at position 0 of the scratch slot.
+  torch::Tensor host = torch::zeros({3, batch}, torch::TensorOptions().dtype(torch::kLong));
+  auto cell = host.accessor<int64_t, 2>();
+  for (int64_t b = 0; b < batch; ++b) cell[2][b] = arena_->scratch();
+  for (int64_t b = 0; b < rows; ++b) {
+    cell[0][b] = ids[static_cast<size_t>(b)];
+    cell[1][b] = segments[static_cast<size_t>(b)].start;
+    cell[2][b] = segments[static_cast<size_t>(b)].kv->slot->index;
+  }
+  std::lock_guard lock(static_mutex_);
+  std::unique_ptr<StaticStep>& step = static_steps_[{batch, len}];
+  const bool fresh = step == nullptr;
+  if (fresh) {
+    step = std::make_unique<StaticStep>();
+    step->inputs = torch::zeros({3, batch}, torch::TensorOptions().dtype(torch::kLong).device(weights_->options.device()));
+  }
+  StaticStep& st = *step;
+  const auto body = [this, &st, batch, len]() {
+    blocks::DecodeGroup group;
+    group.arena = arena_.get();
+    group.slots = st.inputs[2];
+    group.pos = st.inputs[1];
+    group.len = len;
+    group.future = torch::arange(len, torch::TensorOptions().dtype(torch::kLong).device(st.inputs.device()))
+                       .gt(group.pos.unsqueeze(1))
+                       .view({batch, 1, 1, len});  // [B, 1, 1, L]
+    std::vector<blocks::Segment> none;  // attention runs on the group
+    std::vector<int64_t> all(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b) all[static_cast<size_t>(b)] = b;
+    return fast_rows(st.inputs[0], st.inputs[1], none, group, all);  // [B, V] float32
+  };
+  if (!st.inputs.is_cuda() || !CudaGraph::available()) {
+    st.inputs.copy_(host);
+    return body().narrow(0, 0, rows).to(torch::kCPU).contiguous();
+  }
+  if (fresh) {
+    // The warm-up and the recording write only the scratch slot: every
+    // input row points there until the real rows are copied in.
+    torch::Tensor idle = torch::zeros({3, batch}, torch::TensorOptions().dtype(torch::kLong));
+    idle[2].fill_(arena_->scratch());
+    st.inputs.copy_(idle);
+    st.graph = std::make_unique<CudaGraph>();
+    st.logits = st.graph->capture(body);
+  }
+  st.inputs.copy_(host);
+  st.graph->replay();
+  return st.logits.narrow(0, 0, rows).to(torch::kCPU).contiguous();
 }
 
 torch::Tensor Model::run_strict(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,

@@ -6,7 +6,9 @@
 // capacity, so cached decoding and chunked prefill are bitwise equal to a
 // full recompute; "fast" runs libtorch's own kernels (any dtype, CUDA).
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +64,7 @@ struct BatchInput {
 
 namespace blocks {
 struct Segment;
+struct DecodeGroup;
 }
 
 class Model {
@@ -103,6 +106,17 @@ class Model {
   void reserve_kv_slots(int64_t slots, int64_t tokens);
   // Slots not taken (0 without reserved slots).
   size_t free_kv_slots() const;
+  // With slots: a step of decode rows only, every one in a slot and
+  // wanting logits, runs at a fixed shape: the batch rounded up to a power
+  // of two (padding rows write to the arena's scratch slot) and the keys
+  // gathered up to a power of two of positions (at least 16, at most the
+  // slots' length). On a CUDA device each shape is recorded once as a CUDA
+  // graph and replayed (one launch instead of hundreds); that is the
+  // default there when the build has CUDA graphs (cuda_graph.hpp). On the
+  // CPU the same fixed-shape step runs eagerly, for tests. The bits of such
+  // a step depend on its rows, their lengths and the two rounded sizes.
+  void set_static_decode(bool on);
+  bool static_decode() const { return static_decode_; }
 
   // Appends `tokens` at positions kv.length.. and advances kv.length.
   // Returns fp32 logits on the CPU: [vocab] for the last token, or
@@ -140,11 +154,24 @@ class Model {
                            const std::vector<int64_t>& logit_rows) const;
   torch::Tensor run_fast(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                          const std::vector<int64_t>& logit_rows) const;
+  // The rows of tokens [R] at positions pos [R] (on the device) through the
+  // layers; float32 logits [logit_rows, V] on the device.
+  torch::Tensor fast_rows(const torch::Tensor& tokens, const torch::Tensor& pos,
+                          std::vector<blocks::Segment>& segments, const blocks::DecodeGroup& group,
+                          const std::vector<int64_t>& logit_rows) const;
+  // The fixed-shape step of set_static_decode; logits [segments, V] on the CPU.
+  torch::Tensor run_static_decode(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
+                                  int64_t longest) const;
+  struct StaticStep;
 
   ModelConfig config_;
   std::unique_ptr<ModelWeights> weights_;
   std::unique_ptr<FastWeights> fast_;  // fast mode only: the layers, fused (weights_->layers is empty)
   std::shared_ptr<KvArena> arena_;     // fast mode, after reserve_kv_slots
+  bool static_decode_ = false;
+  mutable std::mutex static_mutex_;  // guards static_steps_ and their buffers
+  // By (batch, key positions): the fixed-shape step's inputs, output and graph.
+  mutable std::map<std::pair<int64_t, int64_t>, std::unique_ptr<StaticStep>> static_steps_;
   std::string fingerprint_;
   std::string dtype_name_;
   std::string device_name_;

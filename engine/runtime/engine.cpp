@@ -163,7 +163,8 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
 
 // On an accelerator, fast mode keeps the running sequences' KV in slots of
 // one tensor per layer (Model::reserve_kv_slots), so that a decode step's
-// attention costs a few kernel launches whatever the batch: one slot per
+// attention costs a few kernel launches whatever the batch, and its decode
+// steps run as CUDA graphs unless cuda_graphs is off: one slot per
 // sequence of a pass, as many positions each as working_kv allows. On the
 // CPU, caches stay separate and grow on demand.
 void Engine::reserve_device_kv_slots() {
@@ -173,7 +174,9 @@ void Engine::reserve_device_kv_slots() {
   const int64_t per_token = c.n_layers * 2 * c.n_kv_heads * c.head_dim * bytes;
   const int64_t slots = std::max<int32_t>(1, options_.max_batch_size);
   const int64_t tokens = std::min<int64_t>(c.max_positions, options_.working_kv_bytes / (slots * per_token));
-  if (tokens >= 64) model_->reserve_kv_slots(slots, tokens);
+  if (tokens < 64) return;
+  model_->reserve_kv_slots(slots, tokens);
+  if (!options_.cuda_graphs) model_->set_static_decode(false);
 }
 
 void Engine::loop() {

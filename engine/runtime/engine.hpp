@@ -52,6 +52,9 @@ struct EngineOptions {
   int64_t max_step_tokens = 512;    // tokens per model pass: prefill chunk tokens + one per decode
   int64_t prefill_chunk = 256;      // most prompt tokens of one sequence per pass
   int64_t working_kv_bytes = 1ll << 30;  // KV of running sequences; beyond it the latest is preempted
+  // On a CUDA device in fast mode: decode steps recorded as CUDA graphs
+  // (Model::set_static_decode) where the build has them.
+  bool cuda_graphs = true;
 };
 
 class Engine {

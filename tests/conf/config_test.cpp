@@ -52,6 +52,7 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.max_step_tokens, d.max_step_tokens);
   EXPECT_EQ(loaded.prefill_chunk, d.prefill_chunk);
   EXPECT_EQ(loaded.working_kv, d.working_kv);
+  EXPECT_EQ(loaded.cuda_graphs, d.cuda_graphs);
   EXPECT_EQ(loaded.engine_queue, d.engine_queue);
   EXPECT_EQ(loaded.engine_threads, d.engine_threads);
   EXPECT_EQ(loaded.hot_hits, d.hot_hits);
@@ -85,6 +86,7 @@ max_step_tokens = 1024
 prefill_chunk = 128
 working_kv = 268435456
 queue = 9
+cuda_graphs = false
 )");
   Config c;
   load_config_file(file.path, c);
@@ -95,6 +97,7 @@ queue = 9
   EXPECT_EQ(c.prefill_chunk, 128);
   EXPECT_EQ(c.working_kv, 268435456u);
   EXPECT_EQ(c.engine_queue, 9);
+  EXPECT_FALSE(c.cuda_graphs);
   EXPECT_NE(load_error("[engine]\nmax_batch_sizes = 8\n").find("max_batch_sizes"), std::string::npos);
 }
 

@@ -79,28 +79,28 @@ TEST_F(KvSlotsTest, ACacheThatOutgrowsItsSlotKeepsItsValues) {
   EXPECT_EQ(with_slots->free_kv_slots(), 1u);
 }
 
-// Steps of decode rows only, all in slots: every row close to its sequence
+// Steps of decode rows only, all in slots (`sequences` of them, grouped, or
+// at a fixed shape with static_decode): every row close to its sequence
 // alone, the same bits when the same steps run again, and the caches hold
 // the same values as alone.
-TEST_F(KvSlotsTest, GroupedDecodeStepsAreCloseToAloneAndRepeatable) {
-  const auto model = load(6, 32);  // both runs' caches in slots
-  const int64_t vocab = model->config().vocab_size;
+void check_decode_steps(const engine::Model& model, int sequences) {
+  const int64_t vocab = model.config().vocab_size;
   std::vector<std::vector<int32_t>> tokens;
-  for (int s = 0; s < 3; ++s) tokens.push_back(testutil::prompt_tokens(10 + 3 * s + 6, vocab, 40 + s));
+  for (int s = 0; s < sequences; ++s) tokens.push_back(testutil::prompt_tokens(10 + 3 * s + 6, vocab, 40 + s));
   const auto run = [&](std::vector<engine::KvCache>& caches) {
     std::vector<torch::Tensor> steps;
-    for (int s = 0; s < 3; ++s) {
-      caches.push_back(model->new_cache(8));
+    for (int s = 0; s < sequences; ++s) {
+      caches.push_back(model.new_cache(8));
       const std::vector<int32_t> prompt(tokens[s].begin(), tokens[s].end() - 6);
-      EXPECT_TRUE(model->forward(prompt, caches.back()).defined());
+      EXPECT_TRUE(model.forward(prompt, caches.back()).defined());
     }
     for (int step = 0; step < 6; ++step) {
-      std::vector<engine::BatchInput> inputs(3);
-      for (int s = 0; s < 3; ++s) {
+      std::vector<engine::BatchInput> inputs(static_cast<size_t>(sequences));
+      for (int s = 0; s < sequences; ++s) {
         inputs[s].tokens = {tokens[s][static_cast<size_t>(caches[s].length)]};
         inputs[s].kv = &caches[s];
       }
-      steps.push_back(model->forward_batch(inputs));
+      steps.push_back(model.forward_batch(inputs));
     }
     return steps;
   };
@@ -110,10 +110,10 @@ TEST_F(KvSlotsTest, GroupedDecodeStepsAreCloseToAloneAndRepeatable) {
   for (size_t step = 0; step < first.size(); ++step) {
     EXPECT_TRUE(testutil::bitwise_equal(first[step], second[step])) << "step " << step;
   }
-  for (int s = 0; s < 3; ++s) {
-    engine::KvCache alone = model->new_cache(64);
+  for (int s = 0; s < sequences; ++s) {
+    engine::KvCache alone = model.new_cache(64);
     ASSERT_FALSE(alone.slot);
-    const torch::Tensor logits = model->forward(tokens[s], alone, /*all_logits=*/true);
+    const torch::Tensor logits = model.forward(tokens[s], alone, /*all_logits=*/true);
     for (size_t step = 0; step < first.size(); ++step) {
       const torch::Tensor want = logits[static_cast<int64_t>(tokens[s].size() - 6 + step)];
       EXPECT_LT(max_abs_diff(first[step][s], want), 1e-4) << "sequence " << s << " step " << step;
@@ -125,6 +125,22 @@ TEST_F(KvSlotsTest, GroupedDecodeStepsAreCloseToAloneAndRepeatable) {
       EXPECT_LT(max_abs_diff(first_caches[s].v[l].narrow(1, 0, alone.length), alone.v[l].narrow(1, 0, alone.length)),
                 1e-5);
     }
+  }
+}
+
+TEST_F(KvSlotsTest, GroupedDecodeStepsAreCloseToAloneAndRepeatable) {
+  check_decode_steps(*load(6, 32), 3);  // both runs' caches in slots
+}
+
+// The fixed-shape step (the one a CUDA device records as a graph), run
+// eagerly: 3 rows padded to 4 with a row in the scratch slot, keys gathered
+// to 32 positions; and a single row.
+TEST_F(KvSlotsTest, FixedShapeDecodeStepsAreCloseToAloneAndRepeatable) {
+  for (const int sequences : {3, 1}) {
+    SCOPED_TRACE(sequences);
+    const auto model = load(6, 32);
+    model->set_static_decode(true);
+    check_decode_steps(*model, sequences);
   }
 }
 

@@ -1,0 +1,57 @@
+#include "engine/model/cuda_graph.hpp"
+
+#include <stdexcept>
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#ifdef REPROX_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
+
+namespace reprox::engine {
+
+#ifdef REPROX_WITH_CUDA
+
+struct CudaGraph::Impl {
+  at::cuda::CUDAGraph graph;
+};
+
+bool CudaGraph::available() { return true; }
+CudaGraph::CudaGraph() : impl_(std::make_unique<Impl>()) {}
+CudaGraph::~CudaGraph() = default;
+
+torch::Tensor CudaGraph::capture(const std::function<torch::Tensor()>& body) {
+  torch::cuda::synchronize();
+  torch::Tensor out;
+  {
+    c10::cuda::CUDAStreamGuard side(at::cuda::getStreamFromPool());
+    body();  // warm-up, eager
+    torch::cuda::synchronize();
+    impl_->graph.capture_begin();
+    out = body();
+    impl_->graph.capture_end();
+  }
+  torch::cuda::synchronize();
+  return out;
+}
+
+void CudaGraph::replay() { impl_->graph.replay(); }
+
+#else
+
+struct CudaGraph::Impl {};
+
+bool CudaGraph::available() { return false; }
+CudaGraph::CudaGraph() = default;
+CudaGraph::~CudaGraph() = default;
+torch::Tensor CudaGraph::capture(const std::function<torch::Tensor()>&) {
+  throw std::runtime_error("this build has no CUDA graphs");
+}
+void CudaGraph::replay() { throw std::runtime_error("this build has no CUDA graphs"); }
+
+#endif
+
+}  // namespace reprox::engine
