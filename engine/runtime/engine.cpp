@@ -77,6 +77,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   sc.max_batch_size = options_.max_batch_size;
   sc.max_tokens_per_step = options_.max_step_tokens;
   sc.chunk_size = options_.prefill_chunk;
+  sc.forks_copy_prompt = true;  // BatchRunner::fork clones the primary's cache
   if (std::string why = sched::validate_scheduler_config(sc); !why.empty()) throw std::runtime_error(why);
   if (!model_->strict()) {
     // libtorch's kernels give a token different low-order bits depending on
@@ -147,7 +148,7 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
   peak.prompt_len = static_cast<int64_t>(job.prompt.size());
   peak.max_tokens = job.max_tokens;
   peak.extra_choices = std::max(1, job.sampling.n) - 1;
-  if (sched::peak_blocks(peak, options_.kv_block_size) > working_blocks_)
+  if (sched::peak_blocks(peak, options_.kv_block_size, /*forks_copy_prompt=*/true) > working_blocks_)
     return EngineError{EngineErrc::kTooLarge,
                        "the prompt plus max_tokens (times n) needs more KV memory than this engine's working_kv "
                        "allows; lower max_tokens or n"};

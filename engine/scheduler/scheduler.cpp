@@ -18,9 +18,10 @@ int32_t blocks_for_tokens(int64_t tokens, int32_t block_size) {
   return static_cast<int32_t>((tokens + block_size - 1) / block_size);
 }
 
-int32_t peak_blocks(const SequenceState& s, int32_t block_size) {
+int32_t peak_blocks(const SequenceState& s, int32_t block_size, bool forks_copy_prompt) {
   const int64_t kv_tokens = s.prompt_len + std::max<int64_t>(s.max_tokens, 1) - 1;  // the last token is never fed
   if (s.extra_choices <= 0) return blocks_for_tokens(kv_tokens, block_size);
+  if (forks_copy_prompt) return (s.extra_choices + 1) * blocks_for_tokens(kv_tokens, block_size);
   const int64_t shared = s.prompt_len / block_size;
   return static_cast<int32_t>(shared) +
          (s.extra_choices + 1) * blocks_for_tokens(kv_tokens - shared * block_size, block_size);
@@ -39,11 +40,13 @@ std::vector<size_t> arrival_order(const std::vector<SequenceState>& v) {
   return order;
 }
 
-// Blocks a step needs beyond the sequence's own growth: copies of the partial
-// last prompt block for the forked siblings.
-int32_t fork_blocks(const SequenceState& s, bool samples, int32_t block_size) {
+// Blocks a step needs beyond the sequence's own growth, for the siblings
+// forked when it samples its first token: a copy of its `computed` tokens
+// each (forks_copy_prompt), or of the partial last prompt block only.
+int32_t fork_blocks(const SequenceState& s, bool samples, int64_t computed, const SchedulerConfig& c) {
   if (!samples || s.generated != 0 || s.extra_choices <= 0) return 0;
-  return s.prompt_len % block_size != 0 ? s.extra_choices : 0;
+  if (c.forks_copy_prompt) return s.extra_choices * blocks_for_tokens(computed, c.block_size);
+  return s.prompt_len % c.block_size != 0 ? s.extra_choices : 0;
 }
 
 class Planner {
@@ -78,7 +81,7 @@ class Planner {
     if (!alive_[i] || n <= 0 || n > budget_ || slots_ == 0) return;
     const bool samples = s.computed_len + n == s.length();
     const int32_t need = std::max(0, blocks_for_tokens(s.computed_len + n, config_.block_size) - s.blocks_held) +
-                         fork_blocks(s, samples, config_.block_size);
+                         fork_blocks(s, samples, s.computed_len + n, config_);
     while (need > free_) {
       const size_t victim = latest_alive();
       preempt(victim);
@@ -126,7 +129,7 @@ class Planner {
       const bool samples = start + n == s.length();
       const int32_t cached_blocks = static_cast<int32_t>(start / config_.block_size);
       const int32_t need = blocks_for_tokens(start + n, config_.block_size) - cached_blocks +
-                           fork_blocks(s, samples, config_.block_size);
+                           fork_blocks(s, samples, start + n, config_);
       // Locking the cached prefix takes its unreferenced blocks out of the allocatable count.
       const int32_t cost = need + (start > 0 ? s.cached_unreferenced_blocks : 0);
       if (cost > free_) return;  // first come, first served: nobody overtakes it

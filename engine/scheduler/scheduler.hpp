@@ -46,6 +46,10 @@ struct SchedulerConfig {
   int64_t max_tokens_per_step = 512; // token budget: prefill tokens + one per decode
   int32_t max_batch_size = 16;       // sequences per step
   int64_t chunk_size = 256;          // most prefill tokens of one sequence per step
+  // Forked siblings copy the prompt's KV whole (the engine's per-sequence
+  // caches) rather than share its full blocks and copy only the partial
+  // last one (a paged block table): every copy is counted.
+  bool forks_copy_prompt = false;
 };
 
 // "" when valid: every field >= 1.
@@ -85,11 +89,11 @@ struct ScheduledSequence {
   int32_t new_blocks = 0;  // fresh blocks to allocate for it this step (fork copies included)
   bool samples = false;    // the step reaches the end of the sequence: sample its next token
   // On the step that finishes the prompt of a sequence with extra_choices:
-  // fork that many siblings after sampling. Each sibling gets its own copy of
-  // the prompt's KV (the plan counts only the partial last block, one of the
-  // new_blocks when prompt_len % block_size != 0; the next step's state shows
-  // the full copies and preempts if needed), then starts running with
-  // generated = 1 and computed_len = prompt_len.
+  // fork that many siblings after sampling. Each sibling gets the prompt's
+  // KV: with forks_copy_prompt a whole copy, all counted in new_blocks;
+  // otherwise the shared full blocks and a copy of the partial last one (one
+  // of the new_blocks when prompt_len % block_size != 0). Siblings then run
+  // with generated = 1 and computed_len = prompt_len.
   int32_t forks = 0;
 };
 
@@ -108,6 +112,6 @@ int32_t blocks_for_tokens(int64_t tokens, int32_t block_size);
 // The most blocks a sequence (with its forked siblings) can ever hold: a
 // request needing more than the pool can never finish, so reject it (400)
 // before it enters the queue.
-int32_t peak_blocks(const SequenceState& sequence, int32_t block_size);
+int32_t peak_blocks(const SequenceState& sequence, int32_t block_size, bool forks_copy_prompt = false);
 
 }  // namespace reprox::engine::sched

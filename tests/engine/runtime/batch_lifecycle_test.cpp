@@ -107,6 +107,40 @@ TEST_F(BatchLifecycleTest, ARequestLargerThanTheWorkingMemoryIsA400) {
   EXPECT_FALSE(finish(ok).empty());
 }
 
+// Choices fork by copying the prompt's KV, so n copies must fit the working
+// memory. One context here is 32 blocks of 16 tokens; a 200-token prompt
+// with 60 more tokens holds 17. Two choices need 34: refused up front
+// (counting the 12 full prompt blocks once, as shared, the limit let it in).
+TEST_F(BatchLifecycleTest, ChoicesThatCannotAllFitTheWorkingMemoryAreRefused) {
+  EngineOptions o = options();
+  o.working_kv_bytes = 1;  // clamped up to one full context
+  LocalBackend backend(o);
+  const auto job = [](int n) {
+    EngineJob j;
+    for (int32_t i = 0; i < 200; ++i) j.prompt.push_back(300 + i);
+    j.max_tokens = 60;
+    j.sampling.n = n;
+    j.sampling.seed = 1;
+    return j;
+  };
+  const std::optional<EngineError> refused = backend.engine().submit(job(2));
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code, EngineErrc::kTooLarge);
+  struct Done final : EngineSink {
+    void on_event(GenEvent) override {}
+    void on_complete(const Usage& u, const std::string&) override { result.set_value(u.completion_tokens); }
+    void on_error(const EngineError&) override { result.set_value(-1); }
+    std::promise<int64_t> result;
+  };
+  auto sink = std::make_shared<Done>();
+  std::future<int64_t> done = sink->result.get_future();
+  EngineJob alone = job(1);
+  alone.sink = sink;
+  ASSERT_FALSE(backend.engine().submit(std::move(alone)).has_value()) << "one choice fits";
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  EXPECT_GE(done.get(), 1);
+}
+
 // An engine job submitted with no cancel flag (the flag is the owner's, and
 // an owner that never cancels may leave it out) runs to completion; the
 // engine thread used to dereference the missing flag.

@@ -239,6 +239,26 @@ TEST(Schedule, ForksChoicesWhenThePromptIsDone) {
   EXPECT_EQ(peak_blocks(s, 4), 3 + 3 * 1);  // 15 KV tokens: 3 shared + 3 tails of 3 tokens
 }
 
+// The engine's caches are copied whole when choices fork: the plan counts
+// every copy, and so does the admission limit.
+TEST(Schedule, ForksThatCopyThePromptCountEveryCopy) {
+  SchedulerState st;
+  SequenceState s = waiting(1, 10, 4);
+  s.extra_choices = 2;
+  st.waiting = {s};
+  SchedulerConfig copies = cfg(100, 8, 100);
+  copies.forks_copy_prompt = true;
+  st.free_blocks = 9;
+  ScheduleOutput out = schedule(st, copies);
+  ASSERT_EQ(out.scheduled.size(), 1u);
+  EXPECT_EQ(out.scheduled[0].forks, 2);
+  EXPECT_EQ(out.scheduled[0].new_blocks, 3 + 2 * 3);  // its 3 blocks and a copy of them per sibling
+  st.free_blocks = 8;
+  EXPECT_TRUE(schedule(st, copies).scheduled.empty());
+  EXPECT_EQ(peak_blocks(s, 4, /*forks_copy_prompt=*/true), 3 * 4);  // 13 KV tokens, three times
+  EXPECT_EQ(peak_blocks(s, 4), 2 + 3 * 2);  // shared: 2 full prompt blocks, 3 tails of 5 tokens
+}
+
 TEST(Schedule, SkipsFinishedSequences) {
   SchedulerState st;
   SequenceState done = decoding(1, 4, 3, 3);
