@@ -21,8 +21,6 @@
 //                    [--threads T] [--tokens 128] [--prompt 64] [--concurrency 1,8,32]
 //                    [--reps 2] [--digest-set 8] [--compare 0] [--compare-batch 32]
 //                    [--compare-tokens 16] [--bandwidth-mib 1024] [--cuda-graphs 1]
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -34,6 +32,7 @@
 
 #include "engine/runtime/device_probe.hpp"
 #include "engine/runtime/engine.hpp"
+#include "policies/tenant.hpp"
 
 using namespace reprox;
 using namespace reprox::engine;
@@ -171,18 +170,11 @@ Round measure(const std::vector<Answer>& answers) {
   return r;
 }
 
+// The first 16 hex digits of the SHA-256 of the answers' bytes.
 std::string digest(const std::vector<Answer>& answers) {
   std::string all;
   for (const Answer& a : answers) all += a.text + '\x1e';
-  unsigned char md[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(all.data()), all.size(), md);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : md) {
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  }
-  return out.substr(0, 16);
+  return policy::sha256_hex(all).substr(0, 16);
 }
 
 struct Flags {

@@ -60,6 +60,21 @@ bool parse_numeric_mode(const std::string& mode, const torch::Device& device, to
   return true;
 }
 
+// The decode rows of a step as one group: row b of slots [B] and pos [B]
+// (device tensors) in the arena's slots, keys gathered up to position len.
+blocks::DecodeGroup decode_group(const KvArena& arena, const torch::Tensor& slots, const torch::Tensor& pos,
+                                 int64_t len) {
+  blocks::DecodeGroup group;
+  group.arena = &arena;
+  group.slots = slots;
+  group.pos = pos;
+  group.len = len;
+  group.future = torch::arange(len, torch::TensorOptions().dtype(torch::kLong).device(pos.device()))
+                     .gt(pos.unsqueeze(1))
+                     .view({pos.size(0), 1, 1, len});  // [B, 1, 1, L]
+  return group;
+}
+
 }  // namespace
 
 Model::Model() = default;
@@ -271,16 +286,8 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
     if (grouped) cell[2][s.row] = s.kv->slot->index;
   }
   const torch::Tensor on_device = host.to(device);
-  blocks::DecodeGroup group;
-  if (grouped) {
-    group.arena = arena_.get();
-    group.slots = on_device[2];
-    group.pos = on_device[1];
-    group.len = longest;
-    group.future = torch::arange(longest, torch::TensorOptions().dtype(torch::kLong).device(device))
-                       .gt(group.pos.unsqueeze(1))
-                       .view({r, 1, 1, longest});  // [B, 1, 1, L]
-  }
+  const blocks::DecodeGroup group =
+      grouped ? decode_group(*arena_, on_device[2], on_device[1], longest) : blocks::DecodeGroup();
   if (logit_rows.empty()) {
     fast_rows(on_device[0], on_device[1], segments, group, logit_rows);
     return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
@@ -359,14 +366,7 @@ torch::Tensor Model::run_static_decode(std::vector<blocks::Segment>& segments, c
   }
   StaticStep& st = *step;
   const auto body = [this, &st, batch, len]() {
-    blocks::DecodeGroup group;
-    group.arena = arena_.get();
-    group.slots = st.inputs[2];
-    group.pos = st.inputs[1];
-    group.len = len;
-    group.future = torch::arange(len, torch::TensorOptions().dtype(torch::kLong).device(st.inputs.device()))
-                       .gt(group.pos.unsqueeze(1))
-                       .view({batch, 1, 1, len});  // [B, 1, 1, L]
+    const blocks::DecodeGroup group = decode_group(*arena_, st.inputs[2], st.inputs[1], len);
     std::vector<blocks::Segment> none;  // attention runs on the group
     std::vector<int64_t> all(static_cast<size_t>(batch));
     for (int64_t b = 0; b < batch; ++b) all[static_cast<size_t>(b)] = b;

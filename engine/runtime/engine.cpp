@@ -20,6 +20,11 @@ namespace {
 // Bump when a change to the engine can change any output bit.
 constexpr const char* kEngineBuild = "reprox-engine-1";
 
+// Bytes of keys and values one token takes in every layer, at `element_bytes` each.
+int64_t kv_bytes_per_token(const ModelConfig& c, int64_t element_bytes) {
+  return 2 * c.n_layers * c.n_kv_heads * c.head_dim * element_bytes;
+}
+
 std::string hex(const unsigned char* p, size_t n) {
   static const char* digits = "0123456789abcdef";
   std::string s;
@@ -98,8 +103,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   }
   // Working memory in blocks; always room for one request of the full context.
   const ModelConfig& mc = model_->config();
-  const int64_t bytes_per_block = 2 * mc.n_layers * mc.n_kv_heads * mc.head_dim *
-                                  static_cast<int64_t>(sizeof(float)) * options_.kv_block_size;
+  const int64_t bytes_per_block = kv_bytes_per_token(mc, sizeof(float)) * options_.kv_block_size;
   working_blocks_ = static_cast<int32_t>(std::clamp<int64_t>(
       options_.working_kv_bytes / bytes_per_block, sched::blocks_for_tokens(mc.max_positions, options_.kv_block_size),
       int64_t{1} << 30));
@@ -171,8 +175,7 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
 void Engine::reserve_device_kv_slots() {
   if (model_->strict() || options_.device == "cpu") return;
   const ModelConfig& c = model_->config();
-  const int64_t bytes = model_->compute_dtype_name() == "float32" ? 4 : 2;
-  const int64_t per_token = c.n_layers * 2 * c.n_kv_heads * c.head_dim * bytes;
+  const int64_t per_token = kv_bytes_per_token(c, model_->compute_dtype_name() == "float32" ? 4 : 2);
   const int64_t slots = std::max<int32_t>(1, options_.max_batch_size);
   const int64_t tokens = std::min<int64_t>(c.max_positions, options_.working_kv_bytes / (slots * per_token));
   if (tokens < 64) return;
