@@ -20,7 +20,7 @@
 // decode steps at fixed shapes (Model::set_static_decode; CUDA graphs on a
 // GPU); default: as the model sets it (on where it has CUDA graphs).
 #include <ATen/record_function.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <chrono>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/tiny/make_tiny_model.hpp"
 #include "engine/model/model.hpp"

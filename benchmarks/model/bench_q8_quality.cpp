@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/model/model.hpp"
 #include "engine/tiny/make_tiny_model.hpp"

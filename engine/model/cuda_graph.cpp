@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #ifdef REPROX_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/model/forward_blocks.hpp"
 #include "engine/model/ops.hpp"

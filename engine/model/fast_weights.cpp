@@ -1,6 +1,6 @@
 #include "engine/model/fast_weights.hpp"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace reprox::engine {
 namespace {

@@ -1,6 +1,6 @@
 #include "engine/model/kv_arena.hpp"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace reprox::engine {
 

@@ -3,7 +3,9 @@
 #include <stdexcept>
 #include <tuple>
 
-#include <torch/torch.h>
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+#include <torch/types.h>
 
 #include "engine/model/forward_blocks.hpp"
 #include "engine/kernels/kernels.hpp"
@@ -92,9 +94,9 @@ std::unique_ptr<Model> Model::load(const std::string& dir, const LoadOptions& op
   // after each parallel region and took a core from the kernel pool (a third
   // of the CPU time of a 2-thread prefill on 2 cores went to that spinning).
   if (model->strict_) {
-    torch::set_num_threads(1);
+    at::set_num_threads(1);
   } else if (options.threads > 0) {
-    torch::set_num_threads(options.threads);
+    at::set_num_threads(options.threads);
   }
   if (!model->strict_ && options.weights != "auto") {
     throw std::runtime_error("weights '" + options.weights +

@@ -4,7 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/model/tensor_reader.hpp"
 #include "engine/model/weight_set.hpp"

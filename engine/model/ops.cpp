@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace reprox::engine::ops {
 

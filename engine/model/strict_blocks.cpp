@@ -1,7 +1,7 @@
 // The strict forward pass: strict_ops.hpp on [T, heads * D] buffers. Torch
 // only allocates, copies into the cache and adds the residual (one rounding
 // per element, so the same bits however the adds are vectorized).
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/model/forward_blocks.hpp"
 #include "engine/kernels/kernels.hpp"

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/kernels/kernels.hpp"
 

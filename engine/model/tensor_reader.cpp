@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace reprox::engine {
 namespace {

@@ -1,6 +1,6 @@
 #include "engine/runtime/batch_runner.hpp"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace reprox::engine {
 

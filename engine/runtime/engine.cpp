@@ -1,7 +1,7 @@
 #include "engine/runtime/engine.hpp"
 
 #include <openssl/sha.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <filesystem>

@@ -1,6 +1,6 @@
 #include "engine/runtime/kv_reuse.hpp"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <limits>

@@ -2,7 +2,7 @@
 // Comparing fp32 logits tensors (CPU) in the model tests.
 #include <cstring>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace reprox::testutil {
 

@@ -9,7 +9,7 @@
 // steps of decode rows only attend as one group.
 #include <gtest/gtest.h>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/model/model.hpp"
 #include "tests/engine/model/logits_compare.hpp"

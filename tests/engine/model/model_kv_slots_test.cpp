@@ -5,7 +5,7 @@
 // group, close to each sequence alone.
 #include <gtest/gtest.h>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/model/model.hpp"
 #include "tests/engine/model/logits_compare.hpp"

@@ -5,7 +5,8 @@
 #include <fstream>
 #include <iterator>
 
-#include <torch/torch.h>
+#include <torch/cuda.h>
+#include <torch/types.h>
 
 #include "engine/model/model.hpp"
 #include "tests/engine/model/load_error.hpp"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <tuple>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "tests/engine/model/logits_compare.hpp"
 #include "engine/model/model.hpp"

@@ -12,7 +12,8 @@
 
 #include <random>
 
-#include <torch/torch.h>
+#include <ATen/Parallel.h>
+#include <torch/types.h>
 
 #include "engine/kernels/kernels.hpp"
 #include "tests/engine/model/logits_compare.hpp"
@@ -277,16 +278,16 @@ TEST(NumericMode, RefusesUnknownModesAndStrictOutsideFp32) {
 // gives torch the threads it is asked for.
 TEST(NumericMode, StrictKeepsTorchOnOneThreadFastUsesTheThreadsAsked) {
   const std::string dir = make_model(Arch{"torch_threads", "qwen3"});
-  const int before = torch::get_num_threads();
+  const int before = at::get_num_threads();
   engine::LoadOptions options;
   options.threads = 2;
   options.numeric_mode = "fast";
   engine::Model::load(dir, options);
-  EXPECT_EQ(torch::get_num_threads(), 2);
+  EXPECT_EQ(at::get_num_threads(), 2);
   options.numeric_mode = "strict";
   engine::Model::load(dir, options);
-  EXPECT_EQ(torch::get_num_threads(), 1);
-  torch::set_num_threads(before);
+  EXPECT_EQ(at::get_num_threads(), 1);
+  at::set_num_threads(before);
 }
 
 TEST(NumericMode, StrictRejectsANonContiguousCacheWithoutTouchingIt) {

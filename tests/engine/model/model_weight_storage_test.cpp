@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iterator>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "engine/kernels/kernels.hpp"
 #include "engine/model/model.hpp"
