@@ -54,6 +54,7 @@ struct Config {
   int64_t hot_hits = 20;        // hits within hot_window that extend an entry's TTL; 0: off
   int64_t hot_window = 3600;    // seconds
   bool store_truncated = true;  // store finish_reason "length" answers
+  uint64_t near_index_bytes = 16ull << 20;  // the in-memory near-duplicate index (without Redis)
   std::vector<CacheRuleConfig> rules;  // [[cache.rule]], in file order
   // [redis]: the Redis tier's tuning (used only when cache.redis is set; the
   // URL's connect_timeout_ms / command_timeout_ms parameters override these)

@@ -45,6 +45,7 @@ std::vector<KeySpec> make_table() {
       {"cache.hot_hits", kInt, &C::hot_hits},
       {"cache.hot_window", kSeconds, &C::hot_window},
       {"cache.store_truncated", kBool, &C::store_truncated},
+      {"cache.near_index_bytes", kSize, &C::near_index_bytes},
       {"redis.connect_timeout_ms", kPositiveMs, &C::redis_connect_timeout_ms},
       {"redis.command_timeout_ms", kPositiveMs, &C::redis_command_timeout_ms},
       {"redis.connections", kPositive, &C::redis_connections},

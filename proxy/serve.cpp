@@ -266,18 +266,18 @@ std::unique_ptr<std::unordered_set<std::string>> load_client_keys(const std::str
 
 // The near-duplicate index, when a rule turns near matching on: in Redis
 // beside the entries with a shared tier, else in memory.
-std::unique_ptr<NearIndex> make_near_index(const AppOptions& o, RedisStore* redis) {
+std::unique_ptr<NearIndex> make_near_index(const AppOptions& o, RedisStore* redis, uint64_t memory_bytes) {
   bool any = false;
   for (const auto& rule : o.rules) any = any || rule.near != policy::NearMode::off;
   if (!any) return nullptr;
   spdlog::info("near-duplicate matching on for some rules; candidate index in {}", redis ? "Redis" : "memory");
   if (redis) return std::make_unique<RedisNearIndex>(*redis);
-  return std::make_unique<MemoryNearIndex>();
+  return std::make_unique<MemoryNearIndex>(memory_bytes);
 }
 
 PolicyParts make_policy_parts(const Config& config, Metrics& metrics, RedisStore* redis, AppContext& app) {
   PolicyParts p;
-  p.near_index = make_near_index(app.options, redis);
+  p.near_index = make_near_index(app.options, redis, config.near_index_bytes);
   app.near_index = p.near_index.get();
   if (!config.auth_keys_file.empty()) {
     p.client_keys = load_client_keys(config.auth_keys_file);

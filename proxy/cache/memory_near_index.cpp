@@ -85,15 +85,6 @@ void MemoryNearIndex::candidates(const std::string& context, const NearBands& ba
   done(std::move(out));
 }
 
-void MemoryNearIndex::clear() {
-  std::lock_guard lock(mutex_);
-  order_.clear();
-  items_.clear();
-  by_key_.clear();
-  buckets_.clear();
-  bytes_ = 0;
-}
-
 size_t MemoryNearIndex::bytes() const {
   std::lock_guard lock(mutex_);
   return bytes_;

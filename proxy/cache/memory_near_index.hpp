@@ -13,13 +13,12 @@ namespace reprox {
 
 class MemoryNearIndex final : public NearIndex {
  public:
-  explicit MemoryNearIndex(size_t max_bytes = 16u << 20);
+  explicit MemoryNearIndex(size_t max_bytes = 16u << 20);  // 0 keeps nothing
 
   void add(const std::string& context, const NearBands& bands, const NearEntry& entry,
            std::chrono::seconds ttl) override;
   void candidates(const std::string& context, const NearBands& bands,
                   std::function<void(std::vector<NearEntry>)> done) override;
-  void clear() override;
   size_t bytes() const;
 
  private:

@@ -45,7 +45,6 @@ class NearIndex {
   // The entries of `context` that share at least one band with `bands`.
   virtual void candidates(const std::string& context, const NearBands& bands,
                           std::function<void(std::vector<NearEntry>)> done) = 0;
-  virtual void clear() = 0;
 };
 
 }  // namespace reprox

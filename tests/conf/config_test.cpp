@@ -58,6 +58,7 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.hot_hits, d.hot_hits);
   EXPECT_EQ(loaded.hot_window, d.hot_window);
   EXPECT_EQ(loaded.store_truncated, d.store_truncated);
+  EXPECT_EQ(loaded.near_index_bytes, d.near_index_bytes);
   EXPECT_EQ(loaded.fallback, d.fallback);
   EXPECT_EQ(loaded.fallback_window, d.fallback_window);
   EXPECT_EQ(loaded.fallback_threshold, d.fallback_threshold);
@@ -196,6 +197,7 @@ TEST(ConfigFile, NewKeysReachConfig) {
 hot_hits = 5
 hot_window = 60
 store_truncated = false
+near_index_bytes = "1MiB"
 [audit]
 fallback = false
 fallback_window = 50
@@ -211,6 +213,7 @@ queue = 100
   EXPECT_EQ(c.hot_hits, 5);
   EXPECT_EQ(c.hot_window, 60);
   EXPECT_FALSE(c.store_truncated);
+  EXPECT_EQ(c.near_index_bytes, 1u << 20);
   EXPECT_FALSE(c.fallback);
   EXPECT_EQ(c.fallback_window, 50);
   EXPECT_DOUBLE_EQ(c.fallback_threshold, 0.25);

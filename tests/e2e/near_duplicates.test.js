@@ -88,3 +88,17 @@ test('serve mode: near-hit headers, no write-back, guards, tenants, opt-out, pur
   const afterPurge = await h.postChat(proxy, ask(`How do I reset the password for account ${tag}?`));
   assert.equal(afterPurge.cache, 'miss');
 });
+
+test('the in-memory index keeps cache.near_index_bytes: past it the oldest entry goes first', async (t) => {
+  // About 2 KiB per entry (context, bands, text and its features): room for one.
+  const { proxy } = await h.startStack(t, {
+    config: { cache: { rule: [{ near: 'serve' }], near_index_bytes: '3KiB' } } });
+  const tag = `${Date.now()}`;
+  assert.equal((await h.postChat(proxy, ask(`How do I reset my password for account ${tag}?`))).cache, 'miss');
+  assert.equal((await h.postChat(proxy, ask(`Where can I download my invoices for ${tag}?`))).cache, 'miss');
+  // A near-hit adds nothing to the index; a miss would (so it goes last).
+  const newer = await h.postChat(proxy, ask(`where can i download my invoices for ${tag}`));
+  assert.equal(newer.cache, 'near-hit', 'the newest entry is still there');
+  const older = await h.postChat(proxy, ask(`how do i reset my password for account ${tag}`));
+  assert.equal(older.cache, 'miss', 'the first entry left the index');
+});

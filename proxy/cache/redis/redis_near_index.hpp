@@ -24,8 +24,6 @@ class RedisNearIndex final : public NearIndex {
            std::chrono::seconds ttl) override;
   void candidates(const std::string& context, const NearBands& bands,
                   std::function<void(std::vector<NearEntry>)> done) override;
-  // Nothing to do: the buckets and texts expire with their entries.
-  void clear() override {}
 
  private:
   std::string bucket_key(const std::string& context, uint32_t band) const;
