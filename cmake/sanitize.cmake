@@ -8,7 +8,8 @@
 #   - libtorch, OpenBLAS and libgomp come from Debian uninstrumented. ASan and
 #     UBSan need nothing for them; TSan cannot see their synchronisation, so
 #     the TSan run keeps libtorch on one intra-op thread (the strict engine's
-#     own kernel pool does the parallel work, and it is instrumented).
+#     own kernel pool does the parallel work, and it is instrumented; the
+#     kernels' inner math loops are not, see engine/kernels/CMakeLists.txt).
 #   - The strict kernels' AVX-512 masked loads and stores are intrinsics that
 #     ASan does not instrument; the kernel tests check every tail against the
 #     scalar path instead, so no suppression is needed.

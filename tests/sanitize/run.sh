@@ -20,7 +20,8 @@ command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cca
 
 # The concurrency tests: server and I/O pool, single-flight (coalescing),
 # the store conformance suite over memory, Redis and tiered stores, the
-# Redis channel, the batching needle, streams and disconnects end to end.
+# near-duplicate index suite over memory and Redis, the Redis channel, the
+# batching needle, streams and disconnects end to end.
 TSAN_TESTS='^(IoPool|cache\.|redis\.|batching\.|e2e_(coalescing|streaming|disconnect|slow_reader|shutdown|http_robustness|tenant_limits|redis_shared_tier|redis_keepalive_mixed_load|redis_chaos))'
 
 case "$kind" in
@@ -35,7 +36,7 @@ case "$kind" in
     dir="$root/build-tsan"
     cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROX_SANITIZE=thread "${launcher[@]}" >/dev/null
     cmake --build "$dir" -j"$jobs" --target reprox reprox_server_tests reprox_cache_conformance_tests reprox_cache_unit_tests \
-      reprox_redis_unit_tests reprox_redis_store_tests reprox_batching_tests
+      reprox_redis_unit_tests reprox_redis_store_tests reprox_near_index_tests reprox_batching_tests
     select=(-R "$TSAN_TESTS")
     ;;
   *) echo "run.sh: unknown sanitizer '$kind' (asan or tsan)" >&2; exit 2 ;;
