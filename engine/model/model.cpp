@@ -161,6 +161,19 @@ KvCache Model::new_cache(int64_t initial_capacity) const {
   return kv;
 }
 
+KvCache Model::copy_cache(const KvCache& from, int64_t capacity) const {
+  if (from.k.empty()) return KvCache{};
+  KvCache kv = new_cache(std::max(capacity, from.length));
+  c10::InferenceMode guard;
+  for (size_t i = 0; i < kv.k.size(); ++i) {
+    kv.k[i].narrow(1, 0, from.length).copy_(from.k[i].narrow(1, 0, from.length));
+    kv.v[i].narrow(1, 0, from.length).copy_(from.v[i].narrow(1, 0, from.length));
+  }
+  kv.length = from.length;
+  if (kv.slot) kv.slot->used = std::max(kv.slot->used, from.length);
+  return kv;
+}
+
 void Model::reserve_kv_slots(int64_t slots, int64_t tokens) {
   if (strict_) throw std::runtime_error("KV slots are for numeric_mode 'fast'");
   if (slots < 1 || tokens < 1) throw std::runtime_error("KV slots need at least one slot of one position");

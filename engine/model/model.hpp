@@ -97,6 +97,13 @@ class Model {
   // capacity fits it (its capacity is then the slot's).
   KvCache new_cache(int64_t initial_capacity = 256) const;
 
+  // A cache of its own holding `from`'s positions [0, from.length), made
+  // like new_cache(max(capacity, from.length)): a slot of its own when one
+  // is free and fits, else tensors of that capacity. Only the filled
+  // positions are copied, whatever `from`'s capacity (a slot's is the
+  // whole slot). `from` is left as it was.
+  KvCache copy_cache(const KvCache& from, int64_t capacity) const;
+
   // Fast mode: keeps `slots` caches of `tokens` positions each in one
   // tensor per layer (kv_arena.hpp), allocated now, so that a step of
   // decode rows of sequences in slots writes and reads their keys and

@@ -246,7 +246,10 @@ bool BatchRunner::step() {
 }
 
 void BatchRunner::fork(Sequence& primary, const float* logits, std::vector<Draw>& draws) {
-  // The other choices start from the prompt's KV and draw from the same logits.
+  // The other choices start from a copy of the prompt's KV (room for a block
+  // more, as admit() gives) and draw from the same logits.
+  const int64_t room = std::min<int64_t>(primary.kv.length + config_.schedule.block_size,
+                                         primary.prompt_len + primary.request->job.max_tokens);
   const int32_t extra = primary.extra_choices;
   primary.extra_choices = 0;
   for (int32_t c = 1; c <= extra; ++c) {
@@ -256,11 +259,7 @@ void BatchRunner::fork(Sequence& primary, const float* logits, std::vector<Draw>
     s->tokens = primary.tokens;
     s->prompt_len = primary.prompt_len;
     s->running = true;
-    s->kv.length = primary.kv.length;
-    for (size_t l = 0; l < primary.kv.k.size(); ++l) {
-      s->kv.k.push_back(primary.kv.k[l].clone());
-      s->kv.v.push_back(primary.kv.v[l].clone());
-    }
+    s->kv = model_.copy_cache(primary.kv, room);
     draws.push_back(Draw{s.get(), logits, SampleStatus::kOk, {}});
     sequences_.push_back(std::move(s));
   }

@@ -82,7 +82,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   sc.max_batch_size = options_.max_batch_size;
   sc.max_tokens_per_step = options_.max_step_tokens;
   sc.chunk_size = options_.prefill_chunk;
-  sc.forks_copy_prompt = true;  // BatchRunner::fork clones the primary's cache
+  sc.forks_copy_prompt = true;  // BatchRunner::fork copies the primary's cache
   if (std::string why = sched::validate_scheduler_config(sc); !why.empty()) throw std::runtime_error(why);
   if (!model_->strict()) {
     // libtorch's kernels give a token different low-order bits depending on

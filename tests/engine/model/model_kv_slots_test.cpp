@@ -7,6 +7,7 @@
 
 #include <torch/types.h>
 
+#include "engine/model/kv_arena.hpp"
 #include "engine/model/model.hpp"
 #include "tests/engine/model/logits_compare.hpp"
 #include "tests/engine/model/model_test_util.hpp"
@@ -77,6 +78,40 @@ TEST_F(KvSlotsTest, ACacheThatOutgrowsItsSlotKeepsItsValues) {
   EXPECT_FALSE(slotted.slot) << "24 positions do not fit a slot of 16";
   EXPECT_GE(slotted.capacity(), 24);
   EXPECT_EQ(with_slots->free_kv_slots(), 1u);
+}
+
+// Choices that fork from one prompt copy its cache: into a slot of their
+// own while one is free, else into tensors sized to the request, never the
+// whole slot; either copy goes on exactly as the original does, and the
+// copy's slot comes back zeroed.
+TEST_F(KvSlotsTest, ACopiedCacheTakesASlotOfItsOwnAndOnlyTheFilledPositions) {
+  const auto model = load(2, 32);
+  const std::vector<int32_t> tokens = testutil::prompt_tokens(13, model->config().vocab_size);
+  const std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1), next(tokens.end() - 1, tokens.end());
+  engine::KvCache original = model->new_cache(8);
+  ASSERT_TRUE(original.slot);
+  ASSERT_TRUE(model->forward(prompt, original).defined());
+
+  auto in_slot = std::make_unique<engine::KvCache>(model->copy_cache(original, 16));
+  engine::KvCache own = model->copy_cache(original, 16);  // both slots taken now
+  ASSERT_TRUE(in_slot->slot);
+  EXPECT_NE(in_slot->slot->index, original.slot->index);
+  EXPECT_FALSE(own.slot);
+  EXPECT_EQ(own.capacity(), 16) << "sized to the request, not to a slot";
+  EXPECT_EQ(in_slot->length, 12);
+  EXPECT_EQ(own.length, 12);
+  EXPECT_EQ(model->copy_cache(original, 4).capacity(), 12) << "never less than the filled positions";
+
+  const torch::Tensor from_original = model->forward(next, original);
+  const torch::Tensor from_slot = model->forward(next, *in_slot), from_own = model->forward(next, own);
+  EXPECT_TRUE(torch::equal(from_slot, from_original));
+  EXPECT_TRUE(torch::equal(from_own, from_original));
+  EXPECT_EQ(original.length, 13);
+
+  in_slot.reset();
+  const engine::KvCache again = model->new_cache(8);
+  ASSERT_TRUE(again.slot);
+  EXPECT_EQ(abs_sum(again), 0.0) << "the copy's slot came back with its keys";
 }
 
 // Steps of decode rows only, all in slots (`sequences` of them, grouped, or
