@@ -15,7 +15,6 @@
 #     scalar path instead, so no suppression is needed.
 set(REPROX_SANITIZE "" CACHE STRING "Sanitizers: '', 'address,undefined' or 'thread'")
 
-#
 # Debug information is line tables only (-g1): enough for symbolized stack
 # traces in reports, and it halves compile time against full -g. ASan+UBSan
 # builds at -O1, as ASan recommends (its tests are engine-free); TSan keeps

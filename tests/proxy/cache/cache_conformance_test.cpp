@@ -13,27 +13,18 @@
 #include "proxy/cache/tiered_store.hpp"
 #include "tests/proxy/cache/redis/io_thread.hpp"
 #include "tests/proxy/cache/redis/redis_server.hpp"
+#include "tests/proxy/cache/redis/shared_redis.hpp"
 #include "tests/proxy/cache/redis/test_util.hpp"
 
 namespace reprox {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::conformance_redis_options;
+using testing::shared_redis;
 using testing::expect_same_generation;
 using testing::get_sync;
 using testing::sample_generation;
-
-testing::RedisServer& shared_redis() {
-  static testing::RedisServer server;  // one per test binary; killed at exit
-  return server;
-}
-
-RedisStoreOptions redis_options() {
-  auto o = redis_store_options_from_url(shared_redis().url());
-  o.timeouts.command = 3000ms;  // conformance, not chaos: a loaded 2-core CI box moves a 4 MB entry slowly
-  o.get_deadline = 5000ms;
-  return o;
-}
 
 // Owns a store and whatever it stands on.
 struct Harness {
@@ -61,7 +52,7 @@ struct MemoryHarness : Harness {
 
 struct RedisHarness : Harness {
   RedisHarness() { shared_redis().command({"FLUSHALL"}); }
-  RedisStore redis{redis_options()};
+  RedisStore redis{conformance_redis_options()};
   CacheStore& store() override { return redis; }
   const char* hit_tier() const override { return "redis"; }
   int64_t remaining_ms(const std::string& key) override { return redis_pttl(key); }
@@ -70,7 +61,7 @@ struct RedisHarness : Harness {
 struct TieredHarness : Harness {
   TieredHarness() { shared_redis().command({"FLUSHALL"}); }
   MemoryStore memory{MemoryStoreOptions{64ull << 20, 3600s}};
-  RedisStore redis{redis_options()};
+  RedisStore redis{conformance_redis_options()};
   TieredStore tiered{memory, redis};
   CacheStore& store() override { return tiered; }
   const char* hit_tier() const override { return "memory"; }
@@ -88,7 +79,7 @@ struct RedisOnIoHarness : Harness {
     redis.run_lookups_on({&io.io()});
   }
   testing::IoThread io;  // first: outlives the store
-  RedisStore redis{redis_options()};
+  RedisStore redis{conformance_redis_options()};
   testing::OnIoThreadStore on_io{redis, io};
   CacheStore& store() override { return on_io; }
   const char* hit_tier() const override { return "redis"; }
@@ -102,7 +93,7 @@ struct TieredOnIoHarness : Harness {
   }
   testing::IoThread io;
   MemoryStore memory{MemoryStoreOptions{64ull << 20, 3600s}};
-  RedisStore redis{redis_options()};
+  RedisStore redis{conformance_redis_options()};
   TieredStore tiered{memory, redis};
   testing::OnIoThreadStore on_io{tiered, io};
   CacheStore& store() override { return on_io; }
@@ -311,7 +302,7 @@ TEST(MemoryStoreOff, ZeroBytesStoresNothing) {
 TEST(MemoryStoreOff, TieredWithNoMemoryTierAnswersFromRedis) {
   shared_redis().command({"FLUSHALL"});
   MemoryStore off{MemoryStoreOptions{0, 3600s}};
-  RedisStore redis{redis_options()};
+  RedisStore redis{conformance_redis_options()};
   TieredStore tiered{off, redis};
   tiered.put("k", sample_generation("x"), 60s);
   for (int i = 0; i < 3; ++i) {

@@ -13,23 +13,14 @@
 #include "proxy/cache/redis/redis_near_index.hpp"
 #include "proxy/cache/redis/redis_store.hpp"
 #include "tests/proxy/cache/redis/redis_server.hpp"
+#include "tests/proxy/cache/redis/shared_redis.hpp"
 
 namespace reprox {
 namespace {
 
 using namespace std::chrono_literals;
-
-testing::RedisServer& shared_redis() {
-  static testing::RedisServer server;  // one per test binary; killed at exit
-  return server;
-}
-
-RedisStoreOptions redis_options() {
-  auto o = redis_store_options_from_url(shared_redis().url());
-  o.timeouts.command = 3000ms;  // conformance, not chaos: a loaded 2-core CI box
-  o.get_deadline = 5000ms;
-  return o;
-}
+using testing::conformance_redis_options;
+using testing::shared_redis;
 
 struct Harness {
   virtual ~Harness() = default;
@@ -43,7 +34,7 @@ struct MemoryHarness : Harness {
 
 struct RedisHarness : Harness {
   RedisHarness() { shared_redis().command({"FLUSHALL"}); }
-  RedisStore store{redis_options()};
+  RedisStore store{conformance_redis_options()};
   RedisNearIndex redis{store};
   NearIndex& index() override { return redis; }
 };
@@ -201,7 +192,7 @@ TEST(MemoryNearIndex, ByteBudgetDropsTheOldestFirst) {
 // adds is a candidate for every other instance on that Redis.
 TEST(RedisNearIndex, InstancesOnOneRedisShareTheIndex) {
   shared_redis().command({"FLUSHALL"});
-  RedisStore store_a{redis_options()}, store_b{redis_options()};
+  RedisStore store_a{conformance_redis_options()}, store_b{conformance_redis_options()};
   RedisNearIndex a{store_a}, b{store_b};
   a.add("ctx", bands_from(100), NearEntry{"k1", "shared text", nullptr}, 60s);
   std::vector<NearEntry> found;
