@@ -209,6 +209,11 @@ LocalBackendFactory local_backend_factory() {
     if (config.tenant_queue_share < 1.0)
       o.tenant_queue_limit = std::max<size_t>(1, size_t(config.tenant_queue_share * double(o.queue_capacity)));
     auto backend = std::make_unique<LocalBackend>(o);
+    const engine::Engine& engine = backend->engine();
+    if (engine.sliding_window() > 0) {
+      spdlog::info("model {}: context capped at its sliding window, {} tokens (within it, attention is exact)",
+                   engine.model_id(), engine.sliding_window());
+    }
     LocalBackendParts parts;
     parts.text = backend.get();
     parts.before_scrape = [engine = &backend->engine()](Metrics& m) {

@@ -98,6 +98,19 @@ void read_rope_scaling(const ConfigReader& reader, ModelConfig& config) {
   config.rope_scaling.original_max_positions = scaling.integer_or("original_max_position_embeddings", 8192);
 }
 
+// Sliding-window attention lets a query see only the last `sliding_window`
+// positions. Over a context of at most that many positions it is plain causal
+// attention, so the context is capped at the window: every answer is then
+// exactly what the model's own attention gives, and a longer prompt is refused
+// as past the context window.
+void cap_context_at_sliding_window(const ConfigReader& r, ModelConfig& c) {
+  const int64_t window = r.integer("sliding_window");
+  if (window <= 0) throw std::runtime_error(r.file() + ": sliding_window must be positive");
+  if (window >= c.max_positions) return;
+  c.sliding_window = window;
+  c.max_positions = window;
+}
+
 void read_llama_family(const ConfigReader& r, ModelConfig& c) {
   c.family = ArchFamily::kLlama;
   c.vocab_size = r.integer("vocab_size");
@@ -123,15 +136,10 @@ void read_llama_family(const ConfigReader& r, ModelConfig& c) {
     c.o_proj_bias = c.attention_bias;
     c.mlp_bias = r.boolean_or("mlp_bias", false);
   } else if (c.arch == "MistralForCausalLM") {
-    if (r.has("sliding_window") && r.integer("sliding_window") < c.max_positions) {
-      throw std::runtime_error(r.file() + ": unsupported setting sliding_window=" +
-                               std::to_string(r.integer("sliding_window")) +
-                               " (< max_position_embeddings); sliding-window attention is not implemented");
-    }
+    if (r.has("sliding_window")) cap_context_at_sliding_window(r, c);
   } else if (c.arch == "Qwen2ForCausalLM" || c.arch == "Qwen3ForCausalLM") {
-    if (r.boolean_or("use_sliding_window", false)) {
-      throw std::runtime_error(r.file() + ": unsupported setting use_sliding_window=true");
-    }
+    // Qwen's sliding_window is only in effect with use_sliding_window.
+    if (r.boolean_or("use_sliding_window", false)) cap_context_at_sliding_window(r, c);
     if (c.arch == "Qwen2ForCausalLM") {
       c.attention_bias = true;  // q/k/v always carry biases, o_proj never does
     } else {

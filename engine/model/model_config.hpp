@@ -31,7 +31,10 @@ struct ModelConfig {
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;
   int64_t intermediate = 0;
-  int64_t max_positions = 0;
+  int64_t max_positions = 0;  // the context served: max_position_embeddings, or sliding_window when smaller
+  // > 0 when config.json's sliding window was smaller than its
+  // max_position_embeddings and so became max_positions (see load_model_config).
+  int64_t sliding_window = 0;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   double norm_eps = 1e-6;

@@ -138,6 +138,7 @@ BatchStats Engine::batch_stats() const {
 }
 
 int64_t Engine::max_positions() const { return model_->config().max_positions; }
+int64_t Engine::sliding_window() const { return model_->config().sliding_window; }
 size_t Engine::weight_bytes() const { return model_->weight_bytes(); }
 
 std::optional<EngineError> Engine::submit(EngineJob job) {

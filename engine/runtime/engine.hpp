@@ -73,6 +73,9 @@ class Engine {
   const PromptBuilder& prompts() const { return *prompts_; }
   const std::shared_ptr<const tok::Tokenizer>& tokenizer() const { return tokenizer_; }
   int64_t max_positions() const;
+  // The model's sliding window when it capped the context (max_positions()
+  // is then this window), else 0.
+  int64_t sliding_window() const;
   // The model's weights as held for compute (Model::weight_bytes()).
   size_t weight_bytes() const;
   const EngineOptions& options() const { return options_; }

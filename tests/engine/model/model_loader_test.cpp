@@ -100,11 +100,59 @@ TEST(ModelLoader, UnsupportedArchitecture) {
   EXPECT_NE(error.find("unsupported architecture 'FalconForCausalLM'"), std::string::npos) << error;
 }
 
-TEST(ModelLoader, MistralSlidingWindowIsRefused) {
-  const std::string dir = tiny("mistral_window", "mistral");
-  replace_in_file(fs::path(dir) / "config.json", "\"sliding_window\": null", "\"sliding_window\": 32");
+// A sliding window smaller than the declared context caps the context: over
+// at most `window` positions sliding-window attention is causal attention, so
+// every position served gets the model's own logits.
+TEST(ModelLoader, MistralSlidingWindowCapsTheContextAtTheWindow) {
+  const std::string full_dir = tiny("mistral_full", "mistral");
+  const std::string window_dir = tiny("mistral_window", "mistral");
+  replace_in_file(fs::path(window_dir) / "config.json", "\"sliding_window\": null", "\"sliding_window\": 32");
+  const auto full = engine::Model::load(full_dir);
+  const auto windowed = engine::Model::load(window_dir);
+  EXPECT_EQ(full->config().max_positions, 256);
+  EXPECT_EQ(full->config().sliding_window, 0);
+  EXPECT_EQ(windowed->config().max_positions, 32);
+  EXPECT_EQ(windowed->config().sliding_window, 32);
+
+  const std::vector<int32_t> prompt = testutil::prompt_tokens(32, full->config().vocab_size);
+  engine::KvCache full_kv = full->new_cache();
+  engine::KvCache window_kv = windowed->new_cache();
+  const torch::Tensor expected = full->forward(prompt, full_kv, true);
+  const torch::Tensor got = windowed->forward(prompt, window_kv, true);
+  ASSERT_TRUE(got.defined());
+  EXPECT_TRUE(torch::equal(expected, got));
+
+  std::string error;
+  EXPECT_FALSE(windowed->forward({1}, window_kv, false, &error).defined());
+  EXPECT_NE(error.find("exceeds max_positions 32"), std::string::npos) << error;
+}
+
+TEST(ModelLoader, MistralWindowAtLeastTheContextChangesNothing) {
+  const std::string dir = tiny("mistral_wide_window", "mistral");
+  replace_in_file(fs::path(dir) / "config.json", "\"sliding_window\": null", "\"sliding_window\": 4096");
+  const auto model = engine::Model::load(dir);
+  EXPECT_EQ(model->config().max_positions, 256);
+  EXPECT_EQ(model->config().sliding_window, 0);
+}
+
+TEST(ModelLoader, QwenSlidingWindowCountsOnlyWhenTurnedOn) {
+  const std::string off = tiny("qwen_window_off", "qwen2");
+  replace_in_file(fs::path(off) / "config.json", "\"sliding_window\": 256", "\"sliding_window\": 16");
+  EXPECT_EQ(engine::Model::load(off)->config().max_positions, 256);
+
+  const std::string on = tiny("qwen_window_on", "qwen2");
+  replace_in_file(fs::path(on) / "config.json", "\"use_sliding_window\": false", "\"use_sliding_window\": true");
+  replace_in_file(fs::path(on) / "config.json", "\"sliding_window\": 256", "\"sliding_window\": 16");
+  const auto model = engine::Model::load(on);
+  EXPECT_EQ(model->config().max_positions, 16);
+  EXPECT_EQ(model->config().sliding_window, 16);
+}
+
+TEST(ModelLoader, ANonPositiveSlidingWindowIsRefused) {
+  const std::string dir = tiny("mistral_zero_window", "mistral");
+  replace_in_file(fs::path(dir) / "config.json", "\"sliding_window\": null", "\"sliding_window\": 0");
   const std::string error = load_error(dir);
-  EXPECT_NE(error.find("sliding_window=32"), std::string::npos) << error;
+  EXPECT_NE(error.find("sliding_window must be positive"), std::string::npos) << error;
 }
 
 TEST(ModelLoader, UnsupportedRopeScalingIsRefused) {
