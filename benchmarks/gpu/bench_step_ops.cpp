@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/cuda_graph.hpp"
@@ -156,7 +157,8 @@ Step measure(const Model& model, int64_t batch, const Flags& f) {
 // other rows: row 0 of x @ w^T for x of m rows, x [m, in] and w [out, in] in
 // the model's dtype on its device. A strict mode on the device would need
 // one of: products that ignore m (then every row count is exact), or every
-// step padded to one row count (then only that padding is needed).
+// step padded to one row count (then only that padding is needed; its cost
+// is print_padding_cost's line).
 void matmul_invariance(const Flags& f, int64_t in, int64_t out) {
   const auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(f.device);
   torch::manual_seed(7);
@@ -179,6 +181,23 @@ void matmul_invariance(const Flags& f, int64_t in, int64_t out) {
               static_cast<long long>(in), static_cast<long long>(out), static_cast<long long>(in),
               differ.empty() ? "the same bits for m up to 256" : ("differs at m = " + differ).c_str(),
               padded_same ? "the same bits" : "differs");
+}
+
+// What batch invariance would cost if it came from padding: were every
+// decode step run at the largest batch measured (padding rows ignored), each
+// row's products would have one shape whatever its neighbours (whether that
+// gives the same bits is matmul_invariance's "at m = 32 with other rows").
+// A smaller batch then pays the largest batch's step.
+void print_padding_cost(const std::vector<std::pair<int64_t, Step>>& steps) {
+  if (steps.size() < 2) return;
+  const auto largest = *std::max_element(steps.begin(), steps.end(),
+                                         [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::printf("every step padded to %lld rows (%.3f ms):", static_cast<long long>(largest.first), largest.second.ms);
+  for (const auto& [batch, step] : steps) {
+    if (batch == largest.first) continue;
+    std::printf(" %.2fx the batch-%lld step;", largest.second.ms / step.ms, static_cast<long long>(batch));
+  }
+  std::printf("\n");
 }
 
 }  // namespace
@@ -214,13 +233,16 @@ int main(int argc, char** argv) {
   std::printf("| batch | ATen calls per step | per layer | ms per step | tok/s | step vs bound |\n|---|---|---|---|---|---|\n");
   std::stringstream ss(f.batches);
   c10::InferenceMode guard;
+  std::vector<std::pair<int64_t, Step>> steps;
   for (std::string item; std::getline(ss, item, ',');) {
     const int64_t batch = std::stoll(item);
     const Step s = measure(*model, batch, f);
+    steps.emplace_back(batch, s);
     std::printf("| %lld | %lld | %.1f | %.3f | %.1f | %.2fx |\n", static_cast<long long>(batch),
                 static_cast<long long>(s.ops), static_cast<double>(s.ops) / model->config().n_layers, s.ms,
                 1e3 * batch / s.ms, s.ms / bound_ms);
   }
+  print_padding_cost(steps);
   const ModelConfig& c = model->config();
   matmul_invariance(f, c.hidden, c.intermediate);
   matmul_invariance(f, c.hidden, c.vocab_size);
