@@ -243,6 +243,7 @@ int main(int argc, char** argv) {
                 1e3 * batch / s.ms, s.ms / bound_ms);
   }
   print_padding_cost(steps);
+  if (!model->graph_failure().empty()) std::printf("CUDA graphs: the recording failed (%s)\n", model->graph_failure().c_str());
   const ModelConfig& c = model->config();
   matmul_invariance(f, c.hidden, c.intermediate);
   matmul_invariance(f, c.hidden, c.vocab_size);

@@ -27,13 +27,18 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for m in "$@"; do
   a="$dir/$m.a.txt" b="$dir/$m.b.txt"
   weights="$(field "$a" '^weights' 2)"
-  bound="$(sed -n 's/^weights.*(\([0-9.]*\) tok\/s)$/\1/p' "$a" 2>/dev/null | head -n 1)"
-  differ="$(awk '/^alone vs in groups/ { print $7 " of " $9; exit }' "$b" 2>/dev/null)"
+  bound="$(sed -n 's/^weights.*(\([0-9.]*\) tok\/s)$/\1/p' "$a" 2>/dev/null | head -n 1 || true)"
+  differ="$(awk '/^alone vs in groups/ { print $7 " of " $9; exit }' "$b" 2>/dev/null || true)"
   echo "| $m | $weights | ${bound:--} | $(row "$a" 1 2) | $(row "$a" 1 4) | $(row "$a" 8 2) | $(row "$a" 32 2) |" \
     "$(row "$a" 32 3) | $(row "$a" 1 6) | $(same "$a" "$b" alone) / $(same "$a" "$b" together) | ${differ:--} |"
   c="$dir/$m.c.txt"
   echo "| $m, no CUDA graphs | $weights | ${bound:--} | $(row "$c" 1 2) | $(row "$c" 1 4) | $(row "$c" 8 2) |" \
     "$(row "$c" 32 2) | $(row "$c" 32 3) | $(row "$c" 1 6) | | |"
+done
+for m in "$@"; do
+  # The engine writes this to stderr when a CUDA graph cannot be recorded.
+  failed="$(grep -h -m1 'recording a CUDA graph failed' "$dir/$m.a.txt" "$dir/$m.steps.txt" 2>/dev/null | head -n 1 || true)"
+  if [[ -n $failed ]]; then printf '\n%s: %s\n' "$m" "$failed"; fi
 done
 for m in "$@"; do
   echo

@@ -9,6 +9,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace reprox::engine {
@@ -31,8 +32,24 @@ torch::Tensor CudaGraph::capture(const std::function<torch::Tensor()>& body) {
     body();  // warm-up, eager
     torch::cuda::synchronize();
     impl_->graph.capture_begin();
-    out = body();
-    impl_->graph.capture_end();
+    try {
+      out = body();
+    } catch (...) {
+      // Leave capture mode (the stream's and the allocator's) before the
+      // error goes on; ending a broken capture throws too.
+      try {
+        impl_->graph.capture_end();
+      } catch (...) {
+      }
+      (void)cudaGetLastError();  // or the next launch check reports it
+      throw;
+    }
+    try {
+      impl_->graph.capture_end();  // throws when the capture was invalidated
+    } catch (...) {
+      (void)cudaGetLastError();
+      throw;
+    }
   }
   torch::cuda::synchronize();
   return out;

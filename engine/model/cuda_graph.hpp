@@ -7,7 +7,10 @@
 // cuBLAS set themselves up; the caller makes that run harmless), then
 // records it; replay() runs the recording on the current stream. The
 // tensors `body` reads must stay at their addresses; its result is the
-// graph's output, rewritten by every replay.
+// graph's output, rewritten by every replay. When recording fails,
+// capture() ends the capture (the stream and libtorch's allocator leave
+// capture mode, CUDA's last error is cleared) and throws; the object is then
+// not to be replayed.
 #include <functional>
 #include <memory>
 

@@ -1,5 +1,6 @@
 #include "engine/model/model.hpp"
 
+#include <iostream>
 #include <stdexcept>
 #include <tuple>
 
@@ -180,6 +181,22 @@ void Model::reserve_kv_slots(int64_t slots, int64_t tokens) {
   arena_ = KvArena::create(config_.n_layers, slots, config_.n_kv_heads, std::min(tokens, config_.max_positions),
                            config_.head_dim, weights_->options);
   static_decode_ = weights_->options.device().is_cuda() && CudaGraph::available();
+  set_record_graphs(static_decode_);
+}
+
+void Model::set_record_graphs(bool on) {
+  std::lock_guard lock(static_mutex_);
+  record_graphs_ = on;
+}
+
+bool Model::record_graphs() const {
+  std::lock_guard lock(static_mutex_);
+  return record_graphs_;
+}
+
+std::string Model::graph_failure() const {
+  std::lock_guard lock(static_mutex_);
+  return graph_failure_;
 }
 
 size_t Model::free_kv_slots() const { return arena_ ? arena_->free_slots() : 0; }
@@ -387,22 +404,34 @@ torch::Tensor Model::run_static_decode(std::vector<blocks::Segment>& segments, c
     for (int64_t b = 0; b < batch; ++b) all[static_cast<size_t>(b)] = b;
     return fast_rows(st.inputs[0], st.inputs[1], none, group, all);  // [B, V] float32
   };
-  if (!st.inputs.is_cuda() || !CudaGraph::available()) {
-    st.inputs.copy_(host);
-    return body().narrow(0, 0, rows).to(torch::kCPU).contiguous();
-  }
-  if (fresh) {
+  if (fresh && record_graphs_) {
     // The warm-up and the recording write only the scratch slot: every
     // input row points there until the real rows are copied in.
     torch::Tensor idle = torch::zeros({3, batch}, torch::TensorOptions().dtype(torch::kLong));
     idle[2].fill_(arena_->scratch());
     st.inputs.copy_(idle);
-    st.graph = std::make_unique<CudaGraph>();
-    st.logits = st.graph->capture(body);
+    record_graph(st, body);
   }
   st.inputs.copy_(host);
+  if (!st.graph) return body().narrow(0, 0, rows).to(torch::kCPU).contiguous();
   st.graph->replay();
   return st.logits.narrow(0, 0, rows).to(torch::kCPU).contiguous();
+}
+
+bool Model::record_graph(StaticStep& st, const std::function<torch::Tensor()>& body) const {
+  auto graph = std::make_unique<CudaGraph>();
+  try {
+    if (!st.inputs.is_cuda()) throw std::runtime_error("the model is not on a CUDA device");
+    st.logits = graph->capture(body);
+  } catch (const std::exception& e) {
+    record_graphs_ = false;
+    graph_failure_ = e.what();
+    std::cerr << "reprox: recording a CUDA graph failed; decode steps run eagerly from now on: " << graph_failure_
+              << "\n";
+    return false;
+  }
+  st.graph = std::move(graph);
+  return true;
 }
 
 torch::Tensor Model::run_strict(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,

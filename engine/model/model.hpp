@@ -6,6 +6,7 @@
 // capacity, so cached decoding and chunked prefill are bitwise equal to a
 // full recompute; "fast" runs libtorch's own kernels (any dtype, CUDA).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -124,6 +125,14 @@ class Model {
   // a step depend on its rows, their lengths and the two rounded sizes.
   void set_static_decode(bool on);
   bool static_decode() const { return static_decode_; }
+  // Whether fixed-shape steps are recorded as CUDA graphs: on by
+  // reserve_kv_slots on a CUDA device where the build has graphs. A
+  // recording that fails turns recording off for good: its step and every
+  // later one run eagerly (the same operations, so the same bits), and
+  // graph_failure() says why (also written once to stderr).
+  void set_record_graphs(bool on);
+  bool record_graphs() const;
+  std::string graph_failure() const;
 
   // Appends `tokens` at positions kv.length.. and advances kv.length.
   // Returns fp32 logits on the CPU: [vocab] for the last token, or
@@ -170,13 +179,18 @@ class Model {
   torch::Tensor run_static_decode(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                                   int64_t longest) const;
   struct StaticStep;
+  // Records `st` as a CUDA graph of `body`; false (recording turned off,
+  // graph_failure_ set) when that fails. static_mutex_ held.
+  bool record_graph(StaticStep& st, const std::function<torch::Tensor()>& body) const;
 
   ModelConfig config_;
   std::unique_ptr<ModelWeights> weights_;
   std::unique_ptr<FastWeights> fast_;  // fast mode only: the layers, fused (weights_->layers is empty)
   std::shared_ptr<KvArena> arena_;     // fast mode, after reserve_kv_slots
   bool static_decode_ = false;
-  mutable std::mutex static_mutex_;  // guards static_steps_ and their buffers
+  mutable std::mutex static_mutex_;  // guards static_steps_, their buffers, the two below
+  mutable bool record_graphs_ = false;
+  mutable std::string graph_failure_;
   // By (batch, key positions): the fixed-shape step's inputs, output and graph.
   mutable std::map<std::pair<int64_t, int64_t>, std::unique_ptr<StaticStep>> static_steps_;
   std::string fingerprint_;

@@ -179,6 +179,45 @@ TEST_F(KvSlotsTest, FixedShapeDecodeStepsAreCloseToAloneAndRepeatable) {
   }
 }
 
+// A recording that fails (here: nothing to record on the CPU) leaves the
+// fixed-shape steps eager, with the bits they have without recording.
+TEST_F(KvSlotsTest, AFailedGraphRecordingLeavesTheStepsEagerWithTheSameBits) {
+  const auto plain = load(6, 32);
+  const auto recording = load(6, 32);
+  plain->set_static_decode(true);
+  recording->set_static_decode(true);
+  recording->set_record_graphs(true);
+  EXPECT_FALSE(plain->record_graphs());
+  const int64_t vocab = plain->config().vocab_size;
+  const auto run = [&](const engine::Model& model) {
+    std::vector<engine::KvCache> caches;
+    std::vector<torch::Tensor> steps;
+    for (int s = 0; s < 3; ++s) {
+      caches.push_back(model.new_cache(8));
+      EXPECT_TRUE(model.forward(testutil::prompt_tokens(9 + s, vocab, 70 + s), caches.back()).defined());
+    }
+    for (int step = 0; step < 4; ++step) {
+      std::vector<engine::BatchInput> inputs(caches.size());
+      for (size_t s = 0; s < caches.size(); ++s) {
+        inputs[s].tokens = {static_cast<int32_t>(100 + 7 * step + s)};
+        inputs[s].kv = &caches[s];
+      }
+      steps.push_back(model.forward_batch(inputs));
+    }
+    return steps;
+  };
+  const std::vector<torch::Tensor> want = run(*plain);
+  const std::vector<torch::Tensor> got = run(*recording);
+  EXPECT_FALSE(recording->record_graphs());
+  EXPECT_NE(recording->graph_failure().find("not on a CUDA device"), std::string::npos) << recording->graph_failure();
+  EXPECT_TRUE(plain->graph_failure().empty());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t step = 0; step < want.size(); ++step) {
+    ASSERT_TRUE(got[step].defined());
+    EXPECT_TRUE(testutil::bitwise_equal(got[step], want[step])) << "step " << step;
+  }
+}
+
 TEST_F(KvSlotsTest, StrictModeRefusesSlots) {
   engine::LoadOptions options;
   options.threads = 1;
