@@ -258,20 +258,34 @@ std::string describe_config(const Config& config) {
   return out.str();
 }
 
+namespace {
+std::string source_of(const Config& config, const std::string& key) {
+  auto it = config.sources.find(key);
+  return it == config.sources.end() ? std::string("default") : it->second;
+}
+}  // namespace
+
+void check_engine_kv_slots(const Config& config) {
+  const std::string& slots = config.kv_slots;
+  if (slots != "auto" && slots != "on" && slots != "off")
+    throw ConfigError(source_of(config, "engine.kv_slots") + ": engine.kv_slots: must be \"auto\", \"on\" or \"off\", got \"" +
+                      slots + "\"");
+  if (slots == "on" && config.numeric_mode != "fast")
+    throw ConfigError(source_of(config, "engine.kv_slots") + ": engine.kv_slots \"on\" needs engine.numeric_mode \"fast\", "
+                      "but engine.numeric_mode is \"" + config.numeric_mode + "\" (" +
+                      source_of(config, "engine.numeric_mode") + ")");
+}
+
 std::string resolve_engine_dtype(const Config& config) {
-  auto source_of = [&config](const std::string& key) {
-    auto it = config.sources.find(key);
-    return it == config.sources.end() ? std::string("default") : it->second;
-  };
   const std::string& dtype = config.dtype;
   const bool fast = config.numeric_mode == "fast";
   if (dtype == "auto") return fast && config.device.rfind("cuda", 0) == 0 ? "bfloat16" : "float32";
   if (dtype != "float32" && dtype != "bfloat16" && dtype != "float16")
-    throw ConfigError(source_of("engine.dtype") + ": engine.dtype: must be \"auto\", \"float32\", \"bfloat16\" or "
+    throw ConfigError(source_of(config, "engine.dtype") + ": engine.dtype: must be \"auto\", \"float32\", \"bfloat16\" or "
                       "\"float16\", got \"" + dtype + "\"");
   if (dtype != "float32" && !fast)
-    throw ConfigError(source_of("engine.dtype") + ": engine.dtype \"" + dtype + "\" needs engine.numeric_mode \"fast\", "
-                      "but engine.numeric_mode is \"" + config.numeric_mode + "\" (" + source_of("engine.numeric_mode") +
+    throw ConfigError(source_of(config, "engine.dtype") + ": engine.dtype \"" + dtype + "\" needs engine.numeric_mode \"fast\", "
+                      "but engine.numeric_mode is \"" + config.numeric_mode + "\" (" + source_of(config, "engine.numeric_mode") +
                       "); strict mode computes in float32 only");
   return dtype;
 }

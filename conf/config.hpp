@@ -93,7 +93,8 @@ struct Config {
   int64_t max_step_tokens = 512;           // tokens per model pass (prefill chunks + decodes)
   int64_t prefill_chunk = 256;             // most prompt tokens of one sequence per pass
   uint64_t working_kv = 1ull << 30;        // KV bytes of running sequences before preemption
-  bool cuda_graphs = true;                 // fast mode on a CUDA device: decode steps replayed as CUDA graphs
+  std::string kv_slots = "auto";           // fast mode: running KV in slots: auto (on a GPU) | on | off
+  bool cuda_graphs = true;                 // with KV slots: fixed-shape decode steps, as CUDA graphs on a GPU
   int64_t engine_queue = 64;               // requests queued for the engine before 429
   double tenant_queue_share = 1.0;         // the most of the engine queue one API key may hold
   int64_t default_max_tokens = 256;
@@ -162,6 +163,11 @@ std::string describe_config(const Config& config);
 // other value, and for a 16-bit dtype with numeric_mode "strict" (strict
 // mode computes in float32 only), naming both keys and their sources.
 std::string resolve_engine_dtype(const Config& config);
+
+// Throws ConfigError, starting with where engine.kv_slots came from, unless
+// it is "auto", "on" or "off", and for "on" with numeric_mode "strict"
+// (slots are fast mode's), naming both keys and their sources.
+void check_engine_kv_slots(const Config& config);
 
 // Splits "HOST:PORT" ("[v6]:PORT" too); throws on a malformed value.
 void split_listen(const std::string& listen, std::string& host, unsigned short& port);

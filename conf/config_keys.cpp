@@ -78,6 +78,7 @@ std::vector<KeySpec> make_table() {
       {"engine.max_step_tokens", kInt, &C::max_step_tokens},
       {"engine.prefill_chunk", kInt, &C::prefill_chunk},
       {"engine.working_kv", kSize, &C::working_kv},
+      {"engine.kv_slots", kText, &C::kv_slots},
       {"engine.cuda_graphs", kBool, &C::cuda_graphs},
       {"engine.queue", kInt, &C::engine_queue},
       {"engine.default_max_tokens", kInt, &C::default_max_tokens},

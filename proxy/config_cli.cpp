@@ -104,6 +104,7 @@ int run_config_check(const std::string& path, const EnvVars& env, std::ostream& 
   for (const auto& name : ignored) err << "warning: " << name << " names no configuration key; ignored\n";
   try {
     resolve_engine_dtype(config);
+    check_engine_kv_slots(config);
   } catch (const ConfigError& e) {
     err << e.what() << '\n';
     return 1;

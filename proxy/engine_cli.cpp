@@ -177,7 +177,8 @@ int run_engine_subcommand(CLI::App&) {
 LocalBackendFactory local_backend_factory() {
   return [](const Config& config) {
     engine::EngineOptions o;
-    o.dtype = resolve_engine_dtype(config);  // a bad engine.dtype stops start-up before any model work
+    o.dtype = resolve_engine_dtype(config);  // a bad engine.dtype or kv_slots stops start-up before any model work
+    check_engine_kv_slots(config);
     o.model_dir = config.model;
     if (o.model_dir.empty()) {
       // The embedded default: a tiny random Qwen3-shaped model with the real
@@ -203,6 +204,7 @@ LocalBackendFactory local_backend_factory() {
     o.max_step_tokens = config.max_step_tokens;
     o.prefill_chunk = config.prefill_chunk;
     o.working_kv_bytes = static_cast<int64_t>(std::min<uint64_t>(config.working_kv, uint64_t{1} << 62));
+    o.kv_slots = config.kv_slots;
     o.cuda_graphs = config.cuda_graphs;
     o.queue_capacity = static_cast<size_t>(std::max<int64_t>(config.engine_queue, 1));
     // A share of 1 (the default) lets a tenant fill the queue.

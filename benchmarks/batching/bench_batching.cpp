@@ -13,6 +13,9 @@
 //
 //   reprox_bench_batching [--preset tiny|smollm2] [--model DIR] [--tokens N]
 //                         [--concurrency 1,4,8,16] [--threads T] [--mode strict|fast] [--reps N]
+//                         [--kv-slots auto|on|off] [--fixed-shapes 0|1]
+// --kv-slots and --fixed-shapes: fast mode's engine.kv_slots and
+// engine.cuda_graphs (with slots, decode steps at fixed shapes).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -107,7 +110,8 @@ Round run_round(LocalBackend& b, int concurrency, int64_t max_tokens, const std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string preset = "tiny", model_dir, mode = "strict", levels = "1,4,8,16";
+  std::string preset = "tiny", model_dir, mode = "strict", levels = "1,4,8,16", kv_slots = "auto";
+  bool fixed_shapes = true;
   int64_t tokens = 64;
   int threads = 1, reps = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -119,6 +123,8 @@ int main(int argc, char** argv) {
     else if (flag == "--threads") threads = std::stoi(value);
     else if (flag == "--mode") mode = value;
     else if (flag == "--reps") reps = std::max(1, std::stoi(value));
+    else if (flag == "--kv-slots") kv_slots = value;
+    else if (flag == "--fixed-shapes") fixed_shapes = value != "0";
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -140,14 +146,17 @@ int main(int argc, char** argv) {
   o.numeric_mode = mode;
   o.kv_budget_bytes = 0;  // every round computes its prompts
   o.max_batch_size = 16;
+  o.kv_slots = kv_slots;
+  o.cuda_graphs = fixed_shapes;
   LocalBackend backend(o);
   std::vector<int32_t> banned;
   for (const char* t : {"<|im_end|>", "<|endoftext|>", "</s>", "<|end|>"}) {
     if (auto id = backend.engine().tokenizer()->token_to_id(t)) banned.push_back(*id);
   }
   std::sort(banned.begin(), banned.end());  // logit_bias is sorted by id
-  std::printf("model %s (%s), %s mode, %d thread(s), %lld tokens per answer\n", model_dir.c_str(), preset.c_str(),
-              mode.c_str(), threads, static_cast<long long>(tokens));
+  std::printf("model %s (%s), %s mode, %d thread(s), %lld tokens per answer, KV slots %s%s, fingerprint %s\n",
+              model_dir.c_str(), preset.c_str(), mode.c_str(), threads, static_cast<long long>(tokens), kv_slots.c_str(),
+              fixed_shapes ? "" : " (no fixed shapes)", backend.fingerprint("").c_str());
   run_round(backend, 2, 8, banned, -1);  // warm up
   // Levels interleaved rep by rep, so a slow spell of the machine hits every
   // level alike; each level keeps its best round (by wall-clock tok/s).

@@ -48,12 +48,13 @@ export LD_LIBRARY_PATH="$deps/$multiarch:$deps/lib/x86_64-linux-gnu${LD_LIBRARY_
 # 2. The build, against PyTorch's libtorch where python3 has it (else the
 # system's libtorch, as on a CPU rehearsal host).
 prefix="$deps/usr"
+: >"$out/host.txt"
 if torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)"; then
   torch_lib="$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
   prefix="$prefix;$torch_prefix"
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$torch_lib"
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
-    torch.cuda.get_device_name() if torch.cuda.is_available() else "no device")' | tee "$out/host.txt"
+    torch.cuda.get_device_name() if torch.cuda.is_available() else "no device")' | tee -a "$out/host.txt"
   export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-$(python3 -c 'import torch
 c = torch.cuda.get_device_capability() if torch.cuda.is_available() else (9, 0)
 print(f"{c[0]}.{c[1]}")')}"

@@ -459,7 +459,11 @@ torch::Tensor Model::run_strict(std::vector<blocks::Segment>& segments, const st
 }
 
 std::string Model::numeric_mode_id() const {
-  return strict_ ? std::string(kernels::numeric_mode_id()) : std::string("fast-libtorch-fused");
+  if (strict_) return kernels::numeric_mode_id();
+  std::string id = "fast-libtorch-fused";
+  if (arena_) id += "+kv-slots";
+  if (static_decode_) id += "+fixed-shapes";
+  return id;
 }
 
 }  // namespace reprox::engine

@@ -90,7 +90,9 @@ class Model {
   const char* numeric_mode() const { return strict_ ? "strict" : "fast"; }
   // Names the exact operation sequence, for system_fingerprint: the kernels'
   // numeric_mode_id() in strict mode, "fast-libtorch-fused" (the fused
-  // operation sequence of fast_weights.hpp) otherwise.
+  // operation sequence of fast_weights.hpp) otherwise, with "+kv-slots"
+  // after reserve_kv_slots and "+fixed-shapes" while static_decode() (both
+  // change a step's operations, so its bits).
   std::string numeric_mode_id() const;
 
   // An empty cache with room for `initial_capacity` positions (grows on

@@ -95,6 +95,7 @@ BatchStats BatchRunner::stats() const {
   BatchStats out = stats_;
   out.running = static_cast<uint32_t>(running_sequences());
   out.waiting = static_cast<uint32_t>(sequences_.size()) - out.running;
+  out.free_kv_slots = static_cast<uint32_t>(model_.free_kv_slots());
   return out;
 }
 

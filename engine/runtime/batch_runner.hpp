@@ -53,6 +53,7 @@ struct BatchStats {
   uint64_t preemptions = 0;
   uint32_t running = 0;         // sequences with KV now
   uint32_t waiting = 0;         // sequences waiting for admission now
+  uint32_t free_kv_slots = 0;   // KV slots not held (Model::free_kv_slots; 0 without slots)
 };
 
 struct BatchConfig {

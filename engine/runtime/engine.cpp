@@ -65,7 +65,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)), queue_(std
   lo.weights = options_.weights;
   lo.dtype = options_.dtype;
   model_ = Model::load(options_.model_dir, lo);
-  reserve_device_kv_slots();
+  reserve_kv_slots();
   tokenizer_ = tok::Tokenizer::load_dir(options_.model_dir);
   prompts_ = std::make_unique<PromptBuilder>(options_.model_dir, tokenizer_);
   // The chat template's eos (e.g. <|im_end|>) ends a turn even when
@@ -167,21 +167,36 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
   return std::nullopt;
 }
 
-// On an accelerator, fast mode keeps the running sequences' KV in slots of
-// one tensor per layer (Model::reserve_kv_slots), so that a decode step's
-// attention costs a few kernel launches whatever the batch, and its decode
-// steps run as CUDA graphs unless cuda_graphs is off: one slot per
-// sequence of a pass, as many positions each as working_kv allows. On the
-// CPU, caches stay separate and grow on demand.
-void Engine::reserve_device_kv_slots() {
-  if (model_->strict() || options_.device == "cpu") return;
+// Fast mode on an accelerator (or with kv_slots "on") keeps the running
+// sequences' KV in slots of one tensor per layer (Model::reserve_kv_slots),
+// so that a decode step's attention costs a few operations whatever the
+// batch, and its decode steps run at fixed shapes (CUDA graphs on a CUDA
+// device) unless cuda_graphs is off: one slot per sequence of a pass, as
+// many positions each as working_kv allows (a longer sequence moves to
+// tensors of its own). Otherwise caches stay separate and grow on demand.
+void Engine::reserve_kv_slots() {
+  const std::string& mode = options_.kv_slots;
+  if (mode != "auto" && mode != "on" && mode != "off") {
+    throw std::runtime_error("engine.kv_slots must be auto, on or off, not '" + mode + "'");
+  }
+  if (model_->strict()) {
+    if (mode == "on") throw std::runtime_error("engine.kv_slots = on needs numeric_mode 'fast'");
+    return;
+  }
+  if (mode == "off" || (mode == "auto" && options_.device == "cpu")) return;
   const ModelConfig& c = model_->config();
   const int64_t per_token = kv_bytes_per_token(c, model_->compute_dtype_name() == "float32" ? 4 : 2);
   const int64_t slots = std::max<int32_t>(1, options_.max_batch_size);
   const int64_t tokens = std::min<int64_t>(c.max_positions, options_.working_kv_bytes / (slots * per_token));
-  if (tokens < 64) return;
+  if (tokens < 64) {
+    if (mode == "on") {
+      throw std::runtime_error("engine.kv_slots = on: engine.working_kv leaves fewer than 64 positions per slot for " +
+                               std::to_string(slots) + " slots (engine.max_batch_size)");
+    }
+    return;
+  }
   model_->reserve_kv_slots(slots, tokens);
-  if (!options_.cuda_graphs) model_->set_static_decode(false);
+  model_->set_static_decode(options_.cuda_graphs && (options_.device == "cpu" || model_->static_decode()));
 }
 
 void Engine::loop() {

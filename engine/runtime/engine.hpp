@@ -52,8 +52,14 @@ struct EngineOptions {
   int64_t max_step_tokens = 512;    // tokens per model pass: prefill chunk tokens + one per decode
   int64_t prefill_chunk = 256;      // most prompt tokens of one sequence per pass
   int64_t working_kv_bytes = 1ll << 30;  // KV of running sequences; beyond it the latest is preempted
-  // On a CUDA device in fast mode: decode steps recorded as CUDA graphs
-  // (Model::set_static_decode) where the build has them.
+  // Fast mode: the running sequences' KV in slots (Model::reserve_kv_slots),
+  // one per sequence of a pass, as long as working_kv_bytes allows: "auto"
+  // (on a GPU), "on" (also on the CPU, where it is the GPU's code path run
+  // eagerly) or "off". Part of system_fingerprint.
+  std::string kv_slots = "auto";
+  // With KV slots: decode steps at fixed shapes (Model::set_static_decode),
+  // recorded as CUDA graphs on a CUDA device where the build has them; on
+  // the CPU run eagerly. Part of system_fingerprint.
   bool cuda_graphs = true;
 };
 
@@ -87,7 +93,7 @@ class Engine {
 
  private:
   void loop();
-  void reserve_device_kv_slots();
+  void reserve_kv_slots();
   void publish_kv_counters();
 
   EngineOptions options_;

@@ -52,6 +52,7 @@ TEST(ConfigFile, ShippedFileStatesTheDefaults) {
   EXPECT_EQ(loaded.max_step_tokens, d.max_step_tokens);
   EXPECT_EQ(loaded.prefill_chunk, d.prefill_chunk);
   EXPECT_EQ(loaded.working_kv, d.working_kv);
+  EXPECT_EQ(loaded.kv_slots, d.kv_slots);
   EXPECT_EQ(loaded.cuda_graphs, d.cuda_graphs);
   EXPECT_EQ(loaded.engine_queue, d.engine_queue);
   EXPECT_EQ(loaded.engine_threads, d.engine_threads);
