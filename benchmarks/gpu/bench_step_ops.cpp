@@ -13,12 +13,15 @@
 //   reprox_bench_step_ops [--model DIR | --shape tiny|smollm2|llama1b] [--device cpu|cuda]
 //                         [--dtype float32|bfloat16|float16] [--mode fast|strict]
 //                         [--batches 1,8,32] [--context 64] [--steps 10] [--threads N]
-//                         [--kv-slots N] [--static-decode 0|1]
+//                         [--kv-slots N] [--static-decode 0|1] [--joining N]
 // --kv-slots N keeps the caches in N slots (Model::reserve_kv_slots), as the
 // engine does on a GPU; 0: caches of their own; default: the largest batch
 // on a GPU, 0 on the CPU (as the engine). --static-decode 0|1: with slots,
 // decode steps at fixed shapes (Model::set_static_decode; CUDA graphs on a
 // GPU); default: as the model sets it (on where it has CUDA graphs).
+// --joining N: every measured step also carries the prompt (N tokens) of a
+// sequence that joins the batch, as in serving where requests keep coming:
+// the decode rows in slots then still attend as one group, the prompt alone.
 #include <ATen/record_function.h>
 #include <torch/types.h>
 
@@ -63,7 +66,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) { --depth; }
 
 struct Flags {
   std::string model, shape = "tiny", device = "cpu", dtype = "float32", mode = "fast", batches = "1,8,32";
-  int64_t context = 64, steps = 10, kv_slots = -1, static_decode = -1;
+  int64_t context = 64, steps = 10, kv_slots = -1, static_decode = -1, joining = 0;
   int threads = 0;
 };
 
@@ -82,6 +85,7 @@ Flags parse(int argc, char** argv) {
     else if (flag == "--threads") f.threads = std::stoi(v);
     else if (flag == "--kv-slots") f.kv_slots = std::stoll(v);
     else if (flag == "--static-decode") f.static_decode = std::stoll(v);
+    else if (flag == "--joining") f.joining = std::stoll(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -140,15 +144,26 @@ Step measure(const Model& model, int64_t batch, const Flags& f) {
   std::string error;
   if (!model.forward_batch(inputs, &error).defined()) throw std::runtime_error(error);
   for (auto& in : inputs) in.tokens = {400};
-  model.forward_batch(inputs);  // warm-up step
+  // With --joining, a fresh sequence's prompt rides along in every step.
+  KvCache joiner;
+  const auto step = [&] {
+    if (f.joining > 0) {
+      joiner = model.new_cache(f.joining + 1);
+      inputs.resize(static_cast<size_t>(batch) + 1);
+      inputs.back().tokens.assign(static_cast<size_t>(f.joining), 500);
+      inputs.back().kv = &joiner;
+    }
+    model.forward_batch(inputs);
+  };
+  step();  // warm-up step
   counted = 0;
   auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(false));
-  model.forward_batch(inputs);
+  step();
   at::removeCallback(handle);
   Step out;
   out.ops = counted;
   const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t s = 0; s < f.steps; ++s) model.forward_batch(inputs);  // logits come back to the CPU: synchronous
+  for (int64_t s = 0; s < f.steps; ++s) step();  // logits come back to the CPU: synchronous
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / f.steps;
   return out;
 }
@@ -222,6 +237,8 @@ int main(int argc, char** argv) {
   if (slots > 0 && f.static_decode >= 0) model->set_static_decode(f.static_decode == 1);
   const double bandwidth = device_copy_bandwidth(f.device, size_t{256} << 20);
   const double bound_ms = 1e3 * static_cast<double>(model->weight_bytes()) / bandwidth;
+  if (f.joining > 0) std::printf("every step also carries a joining sequence's prompt of %lld tokens\n",
+                                 static_cast<long long>(f.joining));
   std::printf("%s on %s, %s mode, %s (%s); %lld layers; KV slots %lld%s; weights %.1f MiB; copy bandwidth %.1f "
               "GB/s; weight-read bound %.3f ms per step\n",
               f.model.empty() ? f.shape.c_str() : dir.c_str(), f.device.c_str(), f.mode.c_str(), f.dtype.c_str(),

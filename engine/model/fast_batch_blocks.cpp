@@ -1,7 +1,8 @@
 // The libtorch ("fast") forward pass over the rows of one or more sequences:
 // the norms, projections, RoPE and the MLP run once over all rows (ops.hpp
-// on [R, ...]); the cache writes and attention run per segment. Few, large
-// operations: on a GPU each one is a kernel launch.
+// on [R, ...]); the cache writes and attention run for a DecodeGroup's rows
+// at once and per segment for the others. Few, large operations: on a GPU
+// each one is a kernel launch.
 #include <cmath>
 #include <limits>
 
@@ -33,14 +34,18 @@ torch::Tensor attend_group(const torch::Tensor& q, const torch::Tensor& k, const
   return torch::matmul(probs, values).reshape({b, nq * d});  // [B, Nkv, G, D] -> [B, Nq * D]
 }
 
-// Per segment: its keys/values into its cache, causal attention over its
-// cache prefix; or, for a DecodeGroup, attend_group. q [R, Nq, D] (scaled);
-// k, v [R, Nkv, D]. Returns [R, Nq * D], rows in segment order.
+// The group's rows (the first B, when there is a DecodeGroup) with
+// attend_group; then per segment: its keys/values into its cache, causal
+// attention over its cache prefix. q [R, Nq, D] (scaled); k, v [R, Nkv, D].
+// Returns [R, Nq * D], rows in order.
 torch::Tensor attend_fast(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                           const std::vector<Segment>& segments, const DecodeGroup& group, size_t layer) {
-  if (group.arena != nullptr) return attend_group(q, k, v, group, layer);
-  std::vector<torch::Tensor> outs;  // per segment: [t, Nq * D]
-  outs.reserve(segments.size());
+  std::vector<torch::Tensor> outs;  // the group's [B, Nq * D], then per segment: [t, Nq * D]
+  outs.reserve(segments.size() + 1);
+  if (group.arena != nullptr) {
+    const int64_t b = group.slots.size(0);
+    outs.push_back(attend_group(q.narrow(0, 0, b), k.narrow(0, 0, b), v.narrow(0, 0, b), group, layer));
+  }
   for (const Segment& s : segments) {
     torch::Tensor& k_cache = s.kv->k[layer];  // [Nkv, capacity, D]
     torch::Tensor& v_cache = s.kv->v[layer];

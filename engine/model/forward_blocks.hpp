@@ -30,16 +30,17 @@ struct Segment {
                            // [t, D/2] fp32 (strict_ops::rope_tables)
 };
 
-// A fast step whose segments are all single decode rows of caches in the
-// slots of one arena, at least two of them: their keys and values are
-// written, and attended to, with one set of operations for all rows
-// (kv_arena.hpp). Built once per step.
+// The single decode rows of caches in the slots of one arena, at least two
+// of them, as the first B rows of a fast step (step_layout.hpp): their keys
+// and values are written, and attended to, with one set of operations for
+// all of them (kv_arena.hpp); the step's other segments attend one by one.
+// Built once per step.
 struct DecodeGroup {
   const KvArena* arena = nullptr;  // null: attention per segment
-  torch::Tensor slots;             // [B] long: row b's slot
+  torch::Tensor slots;             // [B] long: row b's slot (B: the group's rows)
   torch::Tensor pos;               // [B] long: the position of row b's token
   torch::Tensor future;            // [B, 1, 1, L] bool: the key positions after row b's (masked out)
-  int64_t len = 0;                 // L: the longest sequence of the step, new tokens included
+  int64_t len = 0;                 // L: the group's longest sequence, new tokens included
 };
 
 // fast: libtorch's kernels (ops.hpp) on fast_weights.hpp's fused layout,

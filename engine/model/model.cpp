@@ -14,6 +14,7 @@
 #include "engine/model/cuda_graph.hpp"
 #include "engine/model/kv_arena.hpp"
 #include "engine/model/model_weights.hpp"
+#include "engine/model/step_layout.hpp"
 #include "engine/model/ops.hpp"
 #include "engine/model/strict_ops.hpp"
 
@@ -296,7 +297,7 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
                               const std::vector<int64_t>& logit_rows) const {
   const torch::Device device = weights_->options.device();
   const int64_t r = static_cast<int64_t>(ids.size());
-  // A step of single decode rows, all in slots, attends as one group.
+  // A step of single decode rows, all in slots, may run at a fixed shape.
   bool decode_in_slots = arena_ != nullptr;
   int64_t longest = 0;
   for (const blocks::Segment& s : segments) {
@@ -307,24 +308,30 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
   if (decode_in_slots && static_decode_ && static_cast<int64_t>(logit_rows.size()) == r) {
     return run_static_decode(segments, ids, longest);
   }
-  const bool grouped = decode_in_slots && segments.size() >= 2;
-  // The token ids, positions and (grouped) slots of all rows: [2 or 3, R],
-  // one copy to the device.
-  torch::Tensor host = torch::empty({grouped ? 3 : 2, r}, torch::TensorOptions().dtype(torch::kLong));
+  // Decode rows in slots first, attending as one group; the rest per segment.
+  StepLayout layout = lay_out_step(segments, ids, logit_rows, arena_.get());
+  const int64_t grouped = static_cast<int64_t>(layout.grouped.size());
+  // The token ids, positions and (grouped rows) slots of all rows:
+  // [2 or 3, R], one copy to the device.
+  torch::Tensor host = torch::zeros({grouped > 0 ? 3 : 2, r}, torch::TensorOptions().dtype(torch::kLong));
   auto cell = host.accessor<int64_t, 2>();
-  for (int64_t i = 0; i < r; ++i) cell[0][i] = ids[static_cast<size_t>(i)];
-  for (const blocks::Segment& s : segments) {
-    for (int64_t j = 0; j < s.t; ++j) cell[1][s.row + j] = s.start + j;
-    if (grouped) cell[2][s.row] = s.kv->slot->index;
+  for (int64_t i = 0; i < r; ++i) cell[0][i] = layout.ids[static_cast<size_t>(i)];
+  for (const std::vector<blocks::Segment>* part : {&layout.grouped, &layout.rest}) {
+    for (const blocks::Segment& s : *part) {
+      for (int64_t j = 0; j < s.t; ++j) cell[1][s.row + j] = s.start + j;
+    }
   }
+  for (const blocks::Segment& s : layout.grouped) cell[2][s.row] = s.kv->slot->index;
   const torch::Tensor on_device = host.to(device);
   const blocks::DecodeGroup group =
-      grouped ? decode_group(*arena_, on_device[2], on_device[1], longest) : blocks::DecodeGroup();
-  if (logit_rows.empty()) {
-    fast_rows(on_device[0], on_device[1], segments, group, logit_rows);
+      grouped > 0 ? decode_group(*arena_, on_device[2].narrow(0, 0, grouped), on_device[1].narrow(0, 0, grouped),
+                                 layout.longest_grouped)
+                  : blocks::DecodeGroup();
+  if (layout.logit_rows.empty()) {
+    fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows);
     return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
   }
-  return fast_rows(on_device[0], on_device[1], segments, group, logit_rows).to(torch::kCPU).contiguous();
+  return fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows).to(torch::kCPU).contiguous();
 }
 
 torch::Tensor Model::fast_rows(const torch::Tensor& tokens, const torch::Tensor& pos,
@@ -346,9 +353,13 @@ torch::Tensor Model::fast_rows(const torch::Tensor& tokens, const torch::Tensor&
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
   if (logit_rows.empty()) return torch::Tensor();
+  bool every_row_in_order = static_cast<int64_t>(logit_rows.size()) == x.size(0);
+  for (size_t i = 0; every_row_in_order && i < logit_rows.size(); ++i) {
+    every_row_in_order = logit_rows[i] == static_cast<int64_t>(i);
+  }
   if (logit_rows.size() == 1) {
     x = x.narrow(0, logit_rows.front(), 1);
-  } else if (static_cast<int64_t>(logit_rows.size()) != x.size(0)) {
+  } else if (!every_row_in_order) {
     x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong)).to(x.device()));
   }
   x = gpt2 ? ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)

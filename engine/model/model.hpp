@@ -149,7 +149,8 @@ class Model {
   // tokens are appended to its own cache as forward() would. Returns fp32 CPU
   // logits [inputs with want_logits, vocab], in input order. The norms,
   // projections and the MLP run once over the rows of all inputs (cache writes
-  // and attention per input). In strict mode every row's result is
+  // and attention per input; in fast mode, for the single decode rows of
+  // caches in KV slots at once). In strict mode every row's result is
   // bitwise the one forward() gives for that sequence alone (the kernels are
   // batch-invariant). In fast mode it is close to that, not bitwise (libtorch
   // may round differently for another number of rows); the same batch

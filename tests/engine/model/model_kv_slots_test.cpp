@@ -5,6 +5,7 @@
 // group, close to each sequence alone.
 #include <gtest/gtest.h>
 
+#include <ATen/record_function.h>
 #include <torch/types.h>
 
 #include "engine/model/kv_arena.hpp"
@@ -177,6 +178,71 @@ TEST_F(KvSlotsTest, FixedShapeDecodeStepsAreCloseToAloneAndRepeatable) {
     model->set_static_decode(true);
     check_decode_steps(*model, sequences);
   }
+}
+
+// Top-level ATen calls of one forward_batch (as reprox_bench_step_ops counts).
+thread_local int64_t depth = 0, calls = 0;
+int64_t count_calls(const engine::Model& model, std::vector<engine::BatchInput>& inputs, torch::Tensor* logits) {
+  calls = 0;
+  auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(
+      [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> {
+        if (depth++ == 0) ++calls;
+        return nullptr;
+      },
+      [](const at::RecordFunction&, at::ObserverContext*) { --depth; }));
+  *logits = model.forward_batch(inputs);
+  at::removeCallback(handle);
+  return calls;
+}
+
+// A step that mixes a prompt, decode rows of caches in slots and a decode
+// row of a cache of its own: the slotted rows still attend as one group
+// (the step's calls do not grow with them), and every row is close to its
+// sequence alone, with the same bits when the step runs again.
+TEST_F(KvSlotsTest, AMixedStepAttendsItsDecodeRowsInSlotsAsOneGroup) {
+  const auto run = [&](int slotted, std::vector<torch::Tensor>* rows, int64_t* step_calls) {
+    const auto model = load(8, 32);
+    const int64_t vocab = model->config().vocab_size;
+    std::vector<std::vector<int32_t>> tokens;
+    std::vector<engine::KvCache> caches;
+    for (int s = 0; s < slotted + 2; ++s) tokens.push_back(testutil::prompt_tokens(9 + s, vocab, 90 + s));
+    for (int s = 0; s < slotted + 2; ++s) {
+      // The last two: a cache longer than a slot, and a prompt still to come.
+      caches.push_back(model->new_cache(s == slotted ? 64 : 8));
+      const size_t known = s == slotted + 1 ? 0 : tokens[s].size() - 1;
+      if (known > 0) {
+        EXPECT_TRUE(model->forward({tokens[s].begin(), tokens[s].begin() + known}, caches.back()).defined());
+      }
+    }
+    EXPECT_FALSE(caches[slotted].slot);
+    std::vector<engine::BatchInput> inputs(caches.size());
+    for (size_t s = 0; s < caches.size(); ++s) {
+      inputs[s].tokens.assign(tokens[s].begin() + caches[s].length, tokens[s].end());
+      inputs[s].kv = &caches[s];
+    }
+    std::swap(inputs.front(), inputs.back());  // the prompt first: the group is not the step's first rows
+    torch::Tensor logits;
+    *step_calls = count_calls(*model, inputs, &logits);
+    EXPECT_TRUE(logits.defined());
+    std::swap(inputs.front(), inputs.back());
+    for (size_t s = 0; s < caches.size(); ++s) {
+      const int64_t row = s == 0 ? static_cast<int64_t>(caches.size()) - 1 : s == caches.size() - 1 ? 0 : s;
+      rows->push_back(logits[row]);
+      engine::KvCache kv = model->new_cache(64);
+      const torch::Tensor alone = model->forward(tokens[s], kv);
+      EXPECT_LT(max_abs_diff(logits[row], alone), 1e-4) << "sequence " << s;
+      EXPECT_EQ(logits[row].argmax().item<int64_t>(), alone.argmax().item<int64_t>()) << "sequence " << s;
+    }
+  };
+  std::vector<torch::Tensor> first, again, wider;
+  int64_t first_calls = 0, again_calls = 0, wider_calls = 0;
+  run(3, &first, &first_calls);
+  run(3, &again, &again_calls);
+  run(6, &wider, &wider_calls);
+  ASSERT_EQ(first.size(), again.size());
+  for (size_t s = 0; s < first.size(); ++s) EXPECT_TRUE(testutil::bitwise_equal(first[s], again[s])) << "row " << s;
+  EXPECT_EQ(first_calls, again_calls);
+  EXPECT_EQ(wider_calls, first_calls) << "three more decode rows in slots cost no more operations";
 }
 
 // A recording that fails (here: nothing to record on the CPU) leaves the
