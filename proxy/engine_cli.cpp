@@ -222,7 +222,8 @@ LocalBackendFactory local_backend_factory() {
       auto k = engine->kv_counters();
       m.kv_state(double(k.bytes_held), double(k.cached_blocks), double(k.evictions), double(k.lookups), double(k.hits));
       const engine::BatchStats b = engine->batch_stats();
-      m.batch_state(double(b.running), double(b.waiting), double(b.steps), double(b.rows), double(b.preemptions));
+      m.batch_state(double(b.running), double(b.waiting), double(b.steps), double(b.rows), double(b.preemptions),
+                    double(b.free_kv_slots));
     };
     parts.backend = std::move(backend);
     return parts;

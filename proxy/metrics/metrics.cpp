@@ -59,6 +59,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(ne
   kv_hits_ = &BuildCounter().Name("reprox_kv_hits_total").Help("KV prefix lookups that reused at least one block").Register(*registry_).Add({});
   batch_running_ = &BuildGauge().Name("reprox_engine_running_sequences").Help("Engine sequences (choices) with KV in the batch").Register(*registry_).Add({});
   batch_waiting_ = &BuildGauge().Name("reprox_engine_waiting_sequences").Help("Engine sequences waiting for admission").Register(*registry_).Add({});
+  kv_slots_free_ = &BuildGauge().Name("reprox_engine_kv_slots_free").Help("Engine KV slots no running sequence holds (0 without KV slots)").Register(*registry_).Add({});
   batch_passes_ = &BuildCounter().Name("reprox_engine_passes_total").Help("Engine model passes (one per batch step)").Register(*registry_).Add({});
   batch_rows_ = &BuildCounter().Name("reprox_engine_batch_rows_total").Help("Sequences computed, summed over engine passes").Register(*registry_).Add({});
   batch_preemptions_ = &BuildCounter().Name("reprox_engine_preemptions_total").Help("Sequences preempted for KV working memory").Register(*registry_).Add({});
@@ -161,9 +162,10 @@ void Metrics::kv_state(double bytes_held, double cached_blocks, double evictions
 }
 
 void Metrics::batch_state(double running, double waiting, double passes_total, double rows_total,
-                          double preemptions_total) {
+                          double preemptions_total, double kv_slots_free) {
   batch_running_->Set(running);
   batch_waiting_->Set(waiting);
+  kv_slots_free_->Set(kv_slots_free);
   std::lock_guard lock(mutex_);
   prometheus::Counter* counters[3] = {batch_passes_, batch_rows_, batch_preemptions_};
   double totals[3] = {passes_total, rows_total, preemptions_total};

@@ -56,7 +56,8 @@ class Metrics {
   // The engine's continuous batching, refreshed before each scrape: sequences
   // running and waiting now, and totals of model passes, rows computed in
   // them (rows / passes = mean batch size) and preemptions.
-  void batch_state(double running, double waiting, double passes_total, double rows_total, double preemptions_total);
+  void batch_state(double running, double waiting, double passes_total, double rows_total, double preemptions_total,
+                   double kv_slots_free);
 
   std::string render() const;  // Prometheus text format
 
@@ -93,6 +94,7 @@ class Metrics {
   double kv_seen_[3] = {0, 0, 0};  // evictions, lookups, hits already counted
   prometheus::Gauge* batch_running_;
   prometheus::Gauge* batch_waiting_;
+  prometheus::Gauge* kv_slots_free_;
   prometheus::Counter* batch_passes_;
   prometheus::Counter* batch_rows_;
   prometheus::Counter* batch_preemptions_;

@@ -8,25 +8,39 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(process.env.NPM_DIR + '/');
 const OpenAI = require('openai').default ?? require('openai');
-let proc, client;
+let client;
+const procs = [];
 
-before(async () => {
-  proc = spawn(process.env.REPROX_BIN, ['serve', '--listen', '127.0.0.1:0', '--model', process.env.MODEL_DIR],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
-  const base = await new Promise((resolve, reject) => {
+// Starts reprox on the test model with extra environment; its /v1 URL.
+async function startReprox(env = {}) {
+  const p = spawn(process.env.REPROX_BIN, ['serve', '--listen', '127.0.0.1:0', '--model', process.env.MODEL_DIR],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  procs.push(p);
+  return new Promise((resolve, reject) => {
     let log = '';
     const timer = setTimeout(() => reject(new Error('reprox did not start:\n' + log)), 60000);
-    proc.stderr.on('data', (d) => {
+    p.stderr.on('data', (d) => {
       log += d;
       const m = /listening on ([\d.]+):(\d+)/.exec(log);
       if (m) { clearTimeout(timer); resolve(`http://${m[1]}:${m[2]}/v1`); }
     });
-    proc.on('exit', (code) => reject(new Error(`reprox exited ${code}:\n${log}`)));
+    p.on('exit', (code) => reject(new Error(`reprox exited ${code}:\n${log}`)));
   });
-  client = new OpenAI({ baseURL: base, apiKey: 'sdk-test-key', maxRetries: 0 });
+}
+
+// The value of an unlabelled family on base's /metrics.
+async function metricAt(base, name) {
+  const text = await (await fetch(base.replace(/\/v1$/, '') + '/metrics')).text();
+  const m = new RegExp('^' + name + ' ([0-9.e+]+)$', 'm').exec(text);
+  assert.ok(m, `${name} is exported`);
+  return Number(m[1]);
+}
+
+before(async () => {
+  client = new OpenAI({ baseURL: await startReprox(), apiKey: 'sdk-test-key', maxRetries: 0 });
 });
 
-after(() => { proc?.kill('SIGKILL'); });
+after(() => { for (const p of procs) p.kill('SIGKILL'); });
 
 const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Name a colour.' }];
 
@@ -96,19 +110,41 @@ test('concurrent load: 12 different requests at once answer byte for byte as eac
       return JSON.stringify({ choices: data.choices, prompt_tokens, completion_tokens, total_tokens,
         fp: data.system_fingerprint });
     });
-  const metric = async (name) => {
-    const text = await (await fetch(client.baseURL.replace(/\/v1$/, '') + '/metrics')).text();
-    const m = new RegExp('^' + name + ' ([0-9.e+]+)$', 'm').exec(text);
-    assert.ok(m, `${name} is exported`);
-    return Number(m[1]);
-  };
+  const metric = (name) => metricAt(client.baseURL, name);
   const passes0 = await metric('reprox_engine_passes_total'), rows0 = await metric('reprox_engine_batch_rows_total');
   const together = await Promise.all(bodies.map(ask));
   const passes = await metric('reprox_engine_passes_total') - passes0;
   const rows = await metric('reprox_engine_batch_rows_total') - rows0;
   assert.ok(rows > passes, `the 12 requests shared passes (${rows} rows in ${passes} passes)`);
   assert.equal(await metric('reprox_engine_running_sequences'), 0);
+  assert.equal(await metric('reprox_engine_kv_slots_free'), 0);  // strict mode keeps no slots
   for (let i = 0; i < bodies.length; i++) {
     assert.equal(await ask(bodies[i]), together[i], `request ${i}`);
   }
+});
+
+// Fast mode with KV slots on the CPU (the code path a GPU runs, eagerly):
+// concurrent requests over more sequences than slots all answer, every slot
+// comes back, and the fingerprint is not the strict engine's.
+test('fast mode with KV slots: every request answers and every slot comes back', async () => {
+  const base = await startReprox({ REPROX_ENGINE_NUMERIC_MODE: 'fast', REPROX_ENGINE_KV_SLOTS: 'on',
+    REPROX_ENGINE_MAX_BATCH_SIZE: '4', REPROX_ENGINE_THREADS: '1' });
+  const fast = new OpenAI({ baseURL: base, apiKey: 'sdk-test-key', maxRetries: 0 });
+  const model = (await fast.models.list()).data[0].id;
+  assert.equal(await metricAt(base, 'reprox_engine_kv_slots_free'), 4);
+  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => fast.chat.completions.create({
+    model, messages: [{ role: 'user', content: `Fast request ${i}` }], max_tokens: 6 + i, seed: i, n: i === 5 ? 2 : 1,
+  })));
+  for (const [i, a] of answers.entries()) {
+    assert.equal(a.choices.length, i === 5 ? 2 : 1);
+    assert.ok(a.usage.completion_tokens > 0, `request ${i} generated`);
+  }
+  let free = 0;
+  for (let tries = 0; tries < 50 && free !== 4; tries++) {
+    free = await metricAt(base, 'reprox_engine_kv_slots_free');
+    if (free !== 4) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(free, 4);
+  const strict = await client.chat.completions.create({ model, messages, max_tokens: 4 });
+  assert.notEqual(answers[0].system_fingerprint, strict.system_fingerprint);
 });
