@@ -190,8 +190,10 @@ void Engine::reserve_kv_slots() {
   const int64_t tokens = std::min<int64_t>(c.max_positions, options_.working_kv_bytes / (slots * per_token));
   if (tokens < 64) {
     if (mode == "on") {
-      throw std::runtime_error("engine.kv_slots = on: engine.working_kv leaves fewer than 64 positions per slot for " +
-                               std::to_string(slots) + " slots (engine.max_batch_size)");
+      throw std::runtime_error("engine.kv_slots = on needs 64 positions per slot; the model's context (" +
+                               std::to_string(c.max_positions) + ") and engine.working_kv over " +
+                               std::to_string(slots) + " slots (engine.max_batch_size) leave " +
+                               std::to_string(tokens));
     }
     return;
   }
