@@ -302,7 +302,7 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
   int64_t longest = 0;
   for (const blocks::Segment& s : segments) {
     if (s.kv->slot) s.kv->slot->used = std::max(s.kv->slot->used, s.start + s.t);
-    decode_in_slots = decode_in_slots && s.t == 1 && s.kv->slot && s.kv->slot->arena == arena_;
+    decode_in_slots = decode_in_slots && decodes_in_slot(s, arena_.get());
     longest = std::max(longest, s.start + s.t);
   }
   if (decode_in_slots && static_decode_ && static_cast<int64_t>(logit_rows.size()) == r) {

@@ -3,19 +3,15 @@
 #include <algorithm>
 
 namespace reprox::engine {
-namespace {
-
-bool groups(const blocks::Segment& s, const KvArena* arena) {
+bool decodes_in_slot(const blocks::Segment& s, const KvArena* arena) {
   return arena != nullptr && s.t == 1 && s.kv->slot && s.kv->slot->arena.get() == arena;
 }
-
-}  // namespace
 
 StepLayout lay_out_step(const std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                         const std::vector<int64_t>& logit_rows, const KvArena* arena) {
   StepLayout out;
-  const size_t grouped = static_cast<size_t>(
-      std::count_if(segments.begin(), segments.end(), [arena](const blocks::Segment& s) { return groups(s, arena); }));
+  const size_t grouped = static_cast<size_t>(std::count_if(
+      segments.begin(), segments.end(), [arena](const blocks::Segment& s) { return decodes_in_slot(s, arena); }));
   if (grouped < 2) {
     out.rest = segments;
     out.ids = ids;
@@ -35,12 +31,12 @@ StepLayout lay_out_step(const std::vector<blocks::Segment>& segments, const std:
     into.push_back(moved);
   };
   for (const blocks::Segment& s : segments) {
-    if (!groups(s, arena)) continue;
+    if (!decodes_in_slot(s, arena)) continue;
     place(s, out.grouped);
     out.longest_grouped = std::max(out.longest_grouped, s.start + 1);
   }
   for (const blocks::Segment& s : segments) {
-    if (!groups(s, arena)) place(s, out.rest);
+    if (!decodes_in_slot(s, arena)) place(s, out.rest);
   }
   out.logit_rows.reserve(logit_rows.size());
   for (const int64_t row : logit_rows) out.logit_rows.push_back(new_row[static_cast<size_t>(row)]);

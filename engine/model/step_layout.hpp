@@ -20,6 +20,10 @@ struct StepLayout {
   int64_t longest_grouped = 0;           // the longest grouped sequence, its new token included
 };
 
+// Whether `s` is a single decode row of a cache in `arena`'s slots (null
+// arena: never): the rows a DecodeGroup takes.
+bool decodes_in_slot(const blocks::Segment& s, const KvArena* arena);
+
 // segments: rows back to back in x (Segment::row); ids: their token ids;
 // logit_rows: rows whose logits are wanted. arena may be null (no group).
 StepLayout lay_out_step(const std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
