@@ -47,6 +47,19 @@ const char* canonical_dtype_name(torch::ScalarType type) {
   }
 }
 
+// Logits [rows, V] in the compute dtype, on any device -> float32 on the
+// CPU, contiguous. The copy off a GPU moves the compute dtype's bytes (half
+// of float32's for bf16 and fp16) into page-locked memory (libtorch's
+// caching host allocator, so not allocated per step), and the widening to
+// float32 runs on the host: it is exact, so the values are the same as a
+// widening on the device would give.
+torch::Tensor logits_to_host(const torch::Tensor& logits) {
+  if (!logits.is_cuda()) return logits.to(torch::kFloat32).contiguous();
+  torch::Tensor host = torch::empty(logits.sizes(), logits.options().device(torch::kCPU).pinned_memory(true));
+  host.copy_(logits);
+  return host.to(torch::kFloat32).contiguous();
+}
+
 // "strict" -> true, "fast" -> false; refuses strict where the kernels cannot run.
 bool parse_numeric_mode(const std::string& mode, const torch::Device& device, torch::ScalarType dtype) {
   if (mode == "fast") return false;
@@ -331,7 +344,7 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
     fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows);
     return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
   }
-  return fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows).to(torch::kCPU).contiguous();
+  return logits_to_host(fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows));
 }
 
 torch::Tensor Model::fast_rows(const torch::Tensor& tokens, const torch::Tensor& pos,
@@ -364,7 +377,7 @@ torch::Tensor Model::fast_rows(const torch::Tensor& tokens, const torch::Tensor&
   }
   x = gpt2 ? ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
            : ops::rms_norm(x, w.final_norm_w, config_.norm_eps);  // [rows, H]
-  return ops::linear(x, w.lm_head, torch::Tensor()).to(torch::kFloat32);  // [rows, V]
+  return ops::linear(x, w.lm_head, torch::Tensor());  // [rows, V]
 }
 
 // One fixed shape of run_static_decode: its inputs [3, B] (token ids,
@@ -413,7 +426,7 @@ torch::Tensor Model::run_static_decode(std::vector<blocks::Segment>& segments, c
     std::vector<blocks::Segment> none;  // attention runs on the group
     std::vector<int64_t> all(static_cast<size_t>(batch));
     for (int64_t b = 0; b < batch; ++b) all[static_cast<size_t>(b)] = b;
-    return fast_rows(st.inputs[0], st.inputs[1], none, group, all);  // [B, V] float32
+    return fast_rows(st.inputs[0], st.inputs[1], none, group, all);  // [B, V]
   };
   if (fresh && record_graphs_) {
     // The warm-up and the recording write only the scratch slot: every
@@ -424,9 +437,9 @@ torch::Tensor Model::run_static_decode(std::vector<blocks::Segment>& segments, c
     record_graph(st, body);
   }
   st.inputs.copy_(host);
-  if (!st.graph) return body().narrow(0, 0, rows).to(torch::kCPU).contiguous();
+  if (!st.graph) return logits_to_host(body().narrow(0, 0, rows));
   st.graph->replay();
-  return st.logits.narrow(0, 0, rows).to(torch::kCPU).contiguous();
+  return logits_to_host(st.logits.narrow(0, 0, rows));
 }
 
 bool Model::record_graph(StaticStep& st, const std::function<torch::Tensor()>& body) const {

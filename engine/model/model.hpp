@@ -174,7 +174,7 @@ class Model {
   torch::Tensor run_fast(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                          const std::vector<int64_t>& logit_rows) const;
   // The rows of tokens [R] at positions pos [R] (on the device) through the
-  // layers; float32 logits [logit_rows, V] on the device.
+  // layers; logits [logit_rows, V] on the device, in the compute dtype.
   torch::Tensor fast_rows(const torch::Tensor& tokens, const torch::Tensor& pos,
                           std::vector<blocks::Segment>& segments, const blocks::DecodeGroup& group,
                           const std::vector<int64_t>& logit_rows) const;
