@@ -15,6 +15,7 @@
 #include "engine/model/kv_arena.hpp"
 #include "engine/model/model_weights.hpp"
 #include "engine/model/step_layout.hpp"
+#include "engine/model/step_output.hpp"
 #include "engine/model/ops.hpp"
 #include "engine/model/strict_ops.hpp"
 
@@ -47,17 +48,11 @@ const char* canonical_dtype_name(torch::ScalarType type) {
   }
 }
 
-// Logits [rows, V] in the compute dtype, on any device -> float32 on the
-// CPU, contiguous. The copy off a GPU moves the compute dtype's bytes (half
-// of float32's for bf16 and fp16) into page-locked memory (libtorch's
-// caching host allocator, so not allocated per step), and the widening to
-// float32 runs on the host: it is exact, so the values are the same as a
-// widening on the device would give.
-torch::Tensor logits_to_host(const torch::Tensor& logits) {
-  if (!logits.is_cuda()) return logits.to(torch::kFloat32).contiguous();
-  torch::Tensor host = torch::empty(logits.sizes(), logits.options().device(torch::kCPU).pinned_memory(true));
-  host.copy_(logits);
-  return host.to(torch::kFloat32).contiguous();
+// Rows `rows` (ascending) of logits [N, V], without a copy when they are all of them.
+torch::Tensor take_rows(const torch::Tensor& logits, const std::vector<int64_t>& rows) {
+  if (static_cast<int64_t>(rows.size()) == logits.size(0)) return logits;
+  if (rows.empty()) return logits.narrow(0, 0, 0);
+  return logits.index_select(0, torch::tensor(rows, torch::TensorOptions().dtype(torch::kLong)).to(logits.device()));
 }
 
 // "strict" -> true, "fast" -> false; refuses strict where the kernels cannot run.
@@ -266,12 +261,13 @@ torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bo
   segments[0].kv = &kv;
   std::vector<int64_t> rows;
   for (int64_t i = all_logits ? 0 : t - 1; i < t; ++i) rows.push_back(i);
-  const torch::Tensor logits = run(segments, tokens, rows);  // [rows, V]
+  const torch::Tensor logits = logits_to_host(run(segments, tokens, rows));  // [rows, V]
   kv.length += t;
   return all_logits ? logits : logits.view({config_.vocab_size});
 }
 
-torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::string* error) const {
+torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::string* error,
+                                  std::vector<int32_t>* argmax) const {
   c10::InferenceMode guard;
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string why = inputs[i].kv == nullptr ? "no KV cache" : prepare(inputs[i].tokens, *inputs[i].kv);
@@ -296,9 +292,21 @@ torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::s
     row += s.t;
     if (inputs[i].want_logits) rows.push_back(row - 1);
   }
-  const torch::Tensor logits = run(segments, ids, rows);  // [rows, V] fp32 CPU, contiguous
+  const torch::Tensor logits = run(segments, ids, rows);  // [rows, V] on the device
   for (const BatchInput& in : inputs) in.kv->length += static_cast<int64_t>(in.tokens.size());
-  return logits;
+  if (argmax == nullptr) return logits_to_host(logits);
+  // The rows whose draw is the argmax bring back only that; the rest, their logits.
+  std::vector<int64_t> full, picked;  // indices into logits' rows
+  for (const BatchInput& in : inputs) {
+    if (in.want_logits) (in.argmax_only ? picked : full).push_back(static_cast<int64_t>(full.size() + picked.size()));
+  }
+  argmax->clear();
+  if (!picked.empty()) {
+    const torch::Tensor ids_of = finite_argmax(take_rows(logits, picked)).to(torch::kCPU);
+    const auto id = ids_of.accessor<int64_t, 1>();
+    for (int64_t i = 0; i < id.size(0); ++i) argmax->push_back(static_cast<int32_t>(id[i]));
+  }
+  return logits_to_host(take_rows(logits, full));
 }
 
 torch::Tensor Model::run(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
@@ -344,7 +352,7 @@ torch::Tensor Model::run_fast(std::vector<blocks::Segment>& segments, const std:
     fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows);
     return torch::empty({0, config_.vocab_size}, torch::TensorOptions().dtype(torch::kFloat32));
   }
-  return logits_to_host(fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows));
+  return fast_rows(on_device[0], on_device[1], layout.rest, group, layout.logit_rows);
 }
 
 torch::Tensor Model::fast_rows(const torch::Tensor& tokens, const torch::Tensor& pos,
@@ -437,9 +445,9 @@ torch::Tensor Model::run_static_decode(std::vector<blocks::Segment>& segments, c
     record_graph(st, body);
   }
   st.inputs.copy_(host);
-  if (!st.graph) return logits_to_host(body().narrow(0, 0, rows));
+  if (!st.graph) return body().narrow(0, 0, rows);
   st.graph->replay();
-  return logits_to_host(st.logits.narrow(0, 0, rows));
+  return st.logits.narrow(0, 0, rows).clone();  // the next replay overwrites st.logits
 }
 
 bool Model::record_graph(StaticStep& st, const std::function<torch::Tensor()>& body) const {

@@ -61,6 +61,11 @@ struct BatchInput {
   std::vector<int32_t> tokens;  // appended at positions kv->length..
   KvCache* kv = nullptr;        // distinct for every input of a call
   bool want_logits = true;      // return the logits of its last token
+  // With want_logits, and when forward_batch is given `argmax`: only the
+  // argmax of those logits is wanted (step_output.hpp: the lowest id of the
+  // largest finite logit, -1 when none is finite), so only that leaves the
+  // device.
+  bool argmax_only = false;
 };
 
 namespace blocks {
@@ -157,8 +162,11 @@ class Model {
   // (inputs, lengths, positions, order) gives the same bits run to run, and a
   // batch of one input is bitwise forward(). On invalid input returns an
   // undefined tensor, changes no cache length and, when `error` is given,
-  // says which input and why.
-  torch::Tensor forward_batch(const std::vector<BatchInput>& inputs, std::string* error = nullptr) const;
+  // says which input and why. With `argmax`, the inputs marked argmax_only
+  // are left out of the returned logits and get their argmax in *argmax
+  // instead, both in input order.
+  torch::Tensor forward_batch(const std::vector<BatchInput>& inputs, std::string* error = nullptr,
+                              std::vector<int32_t>* argmax = nullptr) const;
 
  private:
   Model();
@@ -166,7 +174,8 @@ class Model {
   // "" or why the input cannot run; grows its cache when it can.
   std::string prepare(const std::vector<int32_t>& tokens, KvCache& kv) const;
   // Runs the rows of every segment (ids: their tokens back to back) and
-  // returns fp32 CPU logits [logit_rows, V] of the rows listed.
+  // returns the logits [logit_rows, V] of the rows listed: on the model's
+  // device in the compute dtype (strict mode: float32 on the CPU).
   torch::Tensor run(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                     const std::vector<int64_t>& logit_rows) const;
   torch::Tensor run_strict(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
@@ -178,7 +187,7 @@ class Model {
   torch::Tensor fast_rows(const torch::Tensor& tokens, const torch::Tensor& pos,
                           std::vector<blocks::Segment>& segments, const blocks::DecodeGroup& group,
                           const std::vector<int64_t>& logit_rows) const;
-  // The fixed-shape step of set_static_decode; logits [segments, V] on the CPU.
+  // The fixed-shape step of set_static_decode; logits [segments, V] on the device.
   torch::Tensor run_static_decode(std::vector<blocks::Segment>& segments, const std::vector<int32_t>& ids,
                                   int64_t longest) const;
   struct StaticStep;

@@ -27,7 +27,8 @@ struct BatchRunner::Request {
 
 struct BatchRunner::Draw {
   Sequence* sequence = nullptr;
-  const float* logits = nullptr;  // a row of the pass's logits
+  const float* logits = nullptr;  // a row of the pass's logits, or null when
+  int32_t argmax = -1;            // the model returned only the argmax of that row
   SampleStatus status = SampleStatus::kOk;
   SampleResult result;
 };
@@ -206,6 +207,8 @@ bool BatchRunner::step() {
     in.tokens.assign(s->tokens.begin() + s->kv.length, s->tokens.begin() + end);
     in.kv = &s->kv;
     in.want_logits = end == static_cast<int64_t>(s->tokens.size());
+    // A choice about to fork hands its logits to the others' samplers.
+    in.argmax_only = s->sampler.argmax_decides() && !(s->extra_choices > 0 && s->generated() == 0);
     inputs.push_back(std::move(in));
     rows.push_back(s);
   }
@@ -214,7 +217,8 @@ bool BatchRunner::step() {
   stats_.rows += inputs.size();
   stats_.max_rows = std::max(stats_.max_rows, static_cast<uint32_t>(inputs.size()));
   std::string error;
-  const torch::Tensor logits = model_.forward_batch(inputs, &error);
+  std::vector<int32_t> argmax;  // of the argmax_only inputs, in order
+  const torch::Tensor logits = model_.forward_batch(inputs, &error, &argmax);
   if (!logits.defined()) {
     for (Sequence* s : rows) fail(*s->request, EngineError{EngineErrc::kForwardFailed, "generation failed: " + error});
     remove_done();
@@ -223,21 +227,27 @@ bool BatchRunner::step() {
   const int64_t stride = logits.size(1);
   const float* base = logits.data_ptr<float>();
   std::vector<Draw> draws;
-  int64_t row = 0;
+  size_t row = 0, picked = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].want_logits) continue;
-    const float* l = base + (row++) * stride;
     Sequence& s = *rows[i];
+    if (inputs[i].argmax_only) {
+      const int32_t id = argmax[picked++];
+      if (!s.request->done) draws.push_back(Draw{&s, nullptr, id, SampleStatus::kOk, {}});
+      continue;
+    }
+    const float* l = base + static_cast<int64_t>(row++) * stride;
     if (s.request->done) continue;
     if (s.extra_choices > 0 && s.generated() == 0) fork(s, l, draws);
-    draws.push_back(Draw{&s, l, SampleStatus::kOk, {}});
+    draws.push_back(Draw{&s, l, -1, SampleStatus::kOk, {}});
   }
   // Each sequence draws from its own sampler, so the draws run in parallel;
   // their results are then emitted in order on this thread.
   kernels::parallel_for(static_cast<int>(draws.size()), [&](int i) {
     thread_local SamplerScratch scratch;
     Draw& d = draws[static_cast<size_t>(i)];
-    d.status = d.sequence->sampler.sample(d.logits, &d.result, &scratch);
+    d.status = d.logits != nullptr ? d.sequence->sampler.sample(d.logits, &d.result, &scratch)
+                                   : d.sequence->sampler.take_argmax(d.argmax, &d.result);
   });
   for (Draw& d : draws) {
     if (!d.sequence->request->done) emit(*d.sequence, d);
@@ -261,7 +271,7 @@ void BatchRunner::fork(Sequence& primary, const float* logits, std::vector<Draw>
     s->prompt_len = primary.prompt_len;
     s->running = true;
     s->kv = model_.copy_cache(primary.kv, room);
-    draws.push_back(Draw{s.get(), logits, SampleStatus::kOk, {}});
+    draws.push_back(Draw{s.get(), logits, -1, SampleStatus::kOk, {}});
     sequences_.push_back(std::move(s));
   }
 }

@@ -63,6 +63,20 @@ void Sampler::record(int32_t token) {
   if (counts_[static_cast<size_t>(token)]++ == 0) seen_ids_.push_back(token);
 }
 
+bool Sampler::argmax_decides() const {
+  return params_.temperature < kGreedyTemperature && params_.logit_bias.empty() && !track_counts_ &&
+         !params_.logprobs;
+}
+
+SampleStatus Sampler::take_argmax(int32_t argmax, SampleResult* out) {
+  if (argmax < 0 || argmax >= vocab_size_) return SampleStatus::kNoFiniteLogit;
+  out->token = argmax;
+  out->logprob = 0.0f;
+  out->top_logprobs.clear();
+  record(argmax);
+  return SampleStatus::kOk;
+}
+
 void Sampler::load_biased_logits(const float* logits, double* x) const {
   for (int32_t i = 0; i < vocab_size_; ++i) {
     const float value = logits[i];

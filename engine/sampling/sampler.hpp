@@ -92,6 +92,16 @@ class Sampler {
   // given, else buffers owned by this Sampler. On an error nothing is recorded.
   SampleStatus sample(const float* logits, SampleResult* out, SamplerScratch* scratch = nullptr);
 
+  // Whether this step's draw is the argmax of the raw logits: greedy, with
+  // no logit_bias, no penalty and no logprobs. Then take_argmax() with the
+  // lowest id of the largest finite logit (computed anywhere, e.g. on the
+  // model's device) does exactly what sample() on the whole row would.
+  bool argmax_decides() const;
+  // For argmax_decides(): records `argmax` as the drawn token and fills
+  // `*out` as sample() would; -1 (no finite logit) is kNoFiniteLogit and
+  // records nothing.
+  SampleStatus take_argmax(int32_t argmax, SampleResult* out);
+
   // Records a completion token that was not drawn here (e.g. replaying a
   // known prefix); advances step() exactly as sample() would.
   void record(int32_t token);
