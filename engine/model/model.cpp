@@ -493,6 +493,7 @@ torch::Tensor Model::run_strict(std::vector<blocks::Segment>& segments, const st
 std::string Model::numeric_mode_id() const {
   if (strict_) return kernels::numeric_mode_id();
   std::string id = "fast-libtorch-fused";
+  if (ops::fused_rms_norm(weights_->options.device())) id += "+fused-norm";
   if (arena_) id += "+kv-slots";
   if (static_decode_) id += "+fixed-shapes";
   return id;

@@ -4,6 +4,15 @@
 #include <limits>
 
 #include <torch/types.h>
+#include <torch/version.h>
+
+// libtorch's rms_norm (2.4 and later); REPROX_FUSED_NORM comes from CMake.
+#if defined(REPROX_FUSED_NORM) && \
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#define REPROX_HAS_TORCH_RMS_NORM 1
+#else
+#define REPROX_HAS_TORCH_RMS_NORM 0
+#endif
 
 namespace reprox::engine::ops {
 
@@ -11,7 +20,12 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
   return bias.defined() ? torch::linear(x, weight, bias) : torch::linear(x, weight);
 }
 
+bool fused_rms_norm(const torch::Device& device) { return REPROX_HAS_TORCH_RMS_NORM && device.is_cuda(); }
+
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+#if REPROX_HAS_TORCH_RMS_NORM
+  if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, weight, eps);
+#endif
   const torch::Tensor xf = x.to(torch::kFloat32);
   const torch::Tensor normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return normed.to(x.scalar_type()) * weight;

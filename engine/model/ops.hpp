@@ -11,8 +11,17 @@ namespace reprox::engine::ops {
 // x [T, in], weight [out, in], bias [out] or undefined -> [T, out]
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
-// x [..., D], weight [D] -> x / sqrt(mean(x^2) + eps) * weight (reduced in fp32)
+// x [..., D], weight [D] -> x / sqrt(mean(x^2) + eps) * weight (reduced in
+// fp32). On a CUDA device, where fused_rms_norm(device) says so, this is
+// libtorch's own rms_norm (one fused kernel in recent releases, against
+// eight operations): close to the composite form, not bitwise the same.
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+
+// Whether rms_norm runs libtorch's rms_norm on `device`: a CUDA device, a
+// libtorch that has it (2.4 and later) and the CMake option
+// REPROX_FUSED_NORM on. It changes a step's bits, so it is part of the
+// model's numeric mode id.
+bool fused_rms_norm(const torch::Device& device);
 
 // x [..., D], weight/bias [D]
 torch::Tensor layer_norm(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, double eps);
