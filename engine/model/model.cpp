@@ -1,5 +1,6 @@
 #include "engine/model/model.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <stdexcept>
 #include <tuple>
@@ -267,7 +268,7 @@ torch::Tensor Model::forward(const std::vector<int32_t>& tokens, KvCache& kv, bo
 }
 
 torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::string* error,
-                                  std::vector<int32_t>* argmax) const {
+                                  std::vector<int32_t>* argmax, int64_t argmax_columns) const {
   c10::InferenceMode guard;
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string why = inputs[i].kv == nullptr ? "no KV cache" : prepare(inputs[i].tokens, *inputs[i].kv);
@@ -302,7 +303,8 @@ torch::Tensor Model::forward_batch(const std::vector<BatchInput>& inputs, std::s
   }
   argmax->clear();
   if (!picked.empty()) {
-    const torch::Tensor ids_of = finite_argmax(take_rows(logits, picked)).to(torch::kCPU);
+    const int64_t columns = argmax_columns > 0 ? std::min(argmax_columns, logits.size(1)) : logits.size(1);
+    const torch::Tensor ids_of = finite_argmax(take_rows(logits, picked).narrow(1, 0, columns)).to(torch::kCPU);
     const auto id = ids_of.accessor<int64_t, 1>();
     for (int64_t i = 0; i < id.size(0); ++i) argmax->push_back(static_cast<int32_t>(id[i]));
   }

@@ -164,9 +164,11 @@ class Model {
   // undefined tensor, changes no cache length and, when `error` is given,
   // says which input and why. With `argmax`, the inputs marked argmax_only
   // are left out of the returned logits and get their argmax in *argmax
-  // instead, both in input order.
+  // instead, both in input order: over the first `argmax_columns` logits
+  // (the ids a sampler draws from, which may be fewer than the model's
+  // vocabulary), or all of them when 0.
   torch::Tensor forward_batch(const std::vector<BatchInput>& inputs, std::string* error = nullptr,
-                              std::vector<int32_t>* argmax = nullptr) const;
+                              std::vector<int32_t>* argmax = nullptr, int64_t argmax_columns = 0) const;
 
  private:
   Model();

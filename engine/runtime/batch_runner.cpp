@@ -218,7 +218,7 @@ bool BatchRunner::step() {
   stats_.max_rows = std::max(stats_.max_rows, static_cast<uint32_t>(inputs.size()));
   std::string error;
   std::vector<int32_t> argmax;  // of the argmax_only inputs, in order
-  const torch::Tensor logits = model_.forward_batch(inputs, &error, &argmax);
+  const torch::Tensor logits = model_.forward_batch(inputs, &error, &argmax, vocab_);
   if (!logits.defined()) {
     for (Sequence* s : rows) fail(*s->request, EngineError{EngineErrc::kForwardFailed, "generation failed: " + error});
     remove_done();
