@@ -16,11 +16,15 @@
 //     --compare-batch submitted together, and how many answers differ.
 // Prompts are fixed token ids, temperature 0.8 with a seed per request, and
 // end-of-text tokens are banned so every answer runs to its token limit.
+// --temperature 0 measures greedy decoding instead: nothing is banned, so
+// each draw is the argmax the device picks (step_output.hpp) and only token
+// ids leave the device; an answer may then end before its limit.
 //
 //   reprox_bench_gpu --model DIR [--device cuda] [--dtype bfloat16] [--mode fast]
 //                    [--threads T] [--tokens 128] [--prompt 64] [--concurrency 1,8,32]
 //                    [--reps 2] [--digest-set 8] [--compare 0] [--compare-batch 32]
 //                    [--compare-tokens 16] [--bandwidth-mib 1024] [--cuda-graphs 1]
+//                    [--temperature 0.8]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,7 +88,8 @@ struct Request {
 };
 
 struct Setup {
-  std::vector<int32_t> banned;  // end-of-text ids, biased away
+  double temperature = 0.8;
+  std::vector<int32_t> banned;  // end-of-text ids, biased away (not when greedy)
   int32_t vocab = 0;
   int64_t prompt_tokens = 64;
 };
@@ -108,7 +113,7 @@ std::vector<Answer> run_together(Engine& engine, const Setup& s, const std::vect
   for (size_t i = 0; i < requests.size(); ++i) {
     EngineJob job;
     job.prompt = requests[i].prompt;
-    job.sampling.temperature = 0.8;
+    job.sampling.temperature = s.temperature;
     job.sampling.seed = requests[i].seed;
     for (int32_t id : s.banned) job.sampling.logit_bias.emplace_back(id, -100.0);
     job.max_tokens = requests[i].max_tokens;
@@ -183,6 +188,7 @@ struct Flags {
   bool cuda_graphs = true;
   int64_t tokens = 128, prompt = 64, digest_set = 8, compare = 0, compare_batch = 32, compare_tokens = 16;
   int64_t bandwidth_mib = 1024;
+  double temperature = 0.8;
 };
 
 Flags parse(int argc, char** argv) {
@@ -204,6 +210,7 @@ Flags parse(int argc, char** argv) {
     else if (flag == "--compare-tokens") f.compare_tokens = std::stoll(v);
     else if (flag == "--bandwidth-mib") f.bandwidth_mib = std::stoll(v);
     else if (flag == "--cuda-graphs") f.cuda_graphs = v != "0";
+    else if (flag == "--temperature") f.temperature = std::stod(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -288,15 +295,18 @@ int main(int argc, char** argv) {
   Setup s;
   s.prompt_tokens = f.prompt;
   s.vocab = static_cast<int32_t>(engine.tokenizer()->vocab_size());
+  s.temperature = f.temperature;
   for (const char* t : {"<|im_end|>", "<|endoftext|>", "</s>", "<|end|>", "<|eot_id|>"}) {
-    if (auto id = engine.tokenizer()->token_to_id(t)) s.banned.push_back(*id);
+    if (auto id = engine.tokenizer()->token_to_id(t); id && f.temperature > 0) s.banned.push_back(*id);
   }
   std::sort(s.banned.begin(), s.banned.end());
   const double bandwidth = device_copy_bandwidth(f.device, static_cast<size_t>(f.bandwidth_mib) << 20);
   const double bound_ms = 1e3 * static_cast<double>(engine.weight_bytes()) / bandwidth;
-  std::printf("model %s on %s, %s mode, %s, CUDA graphs %s, prompt %lld tokens, %lld tokens per answer\n",
+  std::printf("model %s on %s, %s mode, %s, CUDA graphs %s, prompt %lld tokens, %lld tokens per answer, "
+              "temperature %g%s\n",
               f.model.c_str(), f.device.c_str(), f.mode.c_str(), f.dtype.c_str(), f.cuda_graphs ? "on" : "off",
-              static_cast<long long>(f.prompt), static_cast<long long>(f.tokens));
+              static_cast<long long>(f.prompt), static_cast<long long>(f.tokens), f.temperature,
+              f.temperature > 0 ? "" : " (greedy: the argmax is taken on the device)");
   std::printf("weights %.1f MiB; device copy bandwidth %.1f GB/s (read + write); weight-read bound %.3f ms per "
               "decode step (%.0f tok/s)\n",
               engine.weight_bytes() / 1048576.0, bandwidth / 1e9, bound_ms, 1e3 / bound_ms);
