@@ -106,11 +106,13 @@ if [[ $scale == quick ]]; then
   speed=(--tokens 16 --prompt 16 --concurrency 1,4 --reps 1 --digest-set 4 --bandwidth-mib 64)
   again=(--tokens 16 --prompt 16 --concurrency 1 --reps 1 --digest-set 4 --bandwidth-mib 64)
   compare=(--compare 8 --compare-batch 4 --compare-tokens 4)
+  greedy=(--tokens 16 --prompt 16 --concurrency 1,4 --reps 1 --digest-set 2 --bandwidth-mib 64 --temperature 0)
   step_batches=1,4 step_batches_max=4
 else
   speed=(--tokens 128 --prompt 64 --concurrency 1,8,32 --reps 2 --digest-set 8)
   again=(--tokens 128 --prompt 64 --concurrency 1 --reps 1 --digest-set 8)
   compare=(--compare 1000 --compare-batch 32 --compare-tokens 8)
+  greedy=(--tokens 128 --prompt 64 --concurrency 1,8,32 --reps 1 --digest-set 2 --temperature 0)
   step_batches=1,8,32 step_batches_max=32
 fi
 bench() {  # NAME LOG ARGS...: a bounded run; a timeout leaves its partial log
@@ -138,6 +140,8 @@ for m in $models; do
   else bench "$m" "$out/$m.b.txt" "${again[@]}"; fi
   step "benchmark $m without CUDA graphs"
   bench "$m" "$out/$m.c.txt" "${speed[@]}" --reps 1 --cuda-graphs 0
+  step "benchmark $m, greedy (the argmax taken on the device)"
+  bench "$m" "$out/$m.g.txt" "${greedy[@]}"
 done
 step "done"
 

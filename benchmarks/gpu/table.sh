@@ -34,6 +34,9 @@ for m in "$@"; do
   c="$dir/$m.c.txt"
   echo "| $m, no CUDA graphs | $weights | ${bound:--} | $(row "$c" 1 2) | $(row "$c" 1 4) | $(row "$c" 8 2) |" \
     "$(row "$c" 32 2) | $(row "$c" 32 3) | $(row "$c" 1 6) | | |"
+  g="$dir/$m.g.txt"
+  echo "| $m, greedy | $weights | ${bound:--} | $(row "$g" 1 2) | $(row "$g" 1 4) | $(row "$g" 8 2) |" \
+    "$(row "$g" 32 2) | $(row "$g" 32 3) | $(row "$g" 1 6) | | |"
 done
 for m in "$@"; do
   # The engine writes this to stderr when a CUDA graph cannot be recorded.

@@ -15,6 +15,7 @@ common=(--model "$work/tiny" --device cpu --dtype bfloat16 --threads 1 --tokens 
         --digest-set 2 --bandwidth-mib 16)
 "$bench" "${common[@]}" --concurrency 1,8 >"$work/out/tiny.a.txt" 2>&1
 "$bench" "${common[@]}" --concurrency 1 --compare 4 --compare-batch 2 --compare-tokens 2 >"$work/out/tiny.b.txt" 2>&1
+cp "$work/out/tiny.a.txt" "$work/out/tiny.g.txt"
 bash "$src/benchmarks/gpu/table.sh" "$work/out" tiny >"$work/out/table.md"
 
 # The cells as the benchmark printed them.
@@ -37,6 +38,7 @@ weights="$(awk '/^weights/ { print $2; exit }' "$work/out/tiny.a.txt")"
 [[ $(trim "${cells[11]}") =~ ^[0-4]\ of\ 4$ ]] || fail "alone vs in a group: '${cells[11]}'"
 # The logs a run cut short never wrote.
 grep -q '^| tiny, no CUDA graphs | [^|]* | [^|]* | - |' "$work/out/table.md" || fail "no-graphs row without its log"
+grep -q "^| tiny, greedy | [^|]* | [^|]* | $one | " "$work/out/table.md" || fail "the greedy row does not read its log"
 grep -q '^(no log)$' "$work/out/table.md" || fail "the missing step log is not named"
 grep -q 'recording a CUDA graph failed' "$work/out/table.md" && fail "a graph failure line with no failure"
 # A recording failure in a log shows under the table.
