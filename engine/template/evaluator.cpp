@@ -1,7 +1,9 @@
 #include "engine/template/evaluator.hpp"
 
+#include <optional>
+
 #include "engine/template/binary_ops.hpp"
-#include "engine/template/py_text.hpp"
+#include "engine/template/slicing.hpp"
 
 namespace reprox::tmpl {
 namespace {
@@ -493,10 +495,9 @@ class Evaluator {
 
   Value eval_slice(const Expr& e, const Frame& frame) {
     Value obj = eval(*e.a, frame);
-    int64_t parts[3];
-    bool given[3];
+    SliceBounds bounds;
+    std::optional<int64_t>* parts[3] = {&bounds.start, &bounds.stop, &bounds.step};
     for (int i = 0; i < 3; ++i) {
-      given[i] = false;
       if (!e.args[i]) continue;
       Value v = eval(*e.args[i], frame);
       if (v.is_none()) continue;
@@ -504,51 +505,17 @@ class Evaluator {
         fail("slice indices must be integers or None", e.line, e.col);
         return {};
       }
-      parts[i] = v.as_int();
-      given[i] = true;
+      *parts[i] = v.as_int();
     }
     if (failed() || !spend(size_cost(obj), e.line, e.col)) return {};
     if (obj.is_undefined()) return undefined_error(obj, e);
-    int64_t step = given[2] ? parts[2] : 1;
-    if (step == 0) {
-      fail("slice step cannot be zero", e.line, e.col);
+    Value out;
+    std::string error;
+    if (!py_slice(obj, bounds, &out, &error)) {
+      fail(error, e.line, e.col);
       return {};
     }
-    bool is_str = obj.is_string();
-    if (!is_str && !obj.is_sequence()) {
-      fail("'" + std::string(obj.type_name()) + "' object is not subscriptable", e.line, e.col);
-      return {};
-    }
-    std::vector<char32_t> cps;
-    bool ascii = is_str && py::is_ascii(obj.as_string());
-    if (is_str && !ascii) cps = py::decode(obj.as_string());
-    int64_t n = is_str ? (ascii ? static_cast<int64_t>(obj.as_string().size()) : static_cast<int64_t>(cps.size()))
-                       : static_cast<int64_t>(obj.as_list().size());
-    auto clamp = [&](int64_t v, bool is_given, int64_t dflt) {
-      if (!is_given) return dflt;
-      if (v < 0) v += n;
-      if (step > 0) return v < 0 ? int64_t{0} : (v > n ? n : v);
-      return v < 0 ? int64_t{-1} : (v >= n ? n - 1 : v);
-    };
-    int64_t start = clamp(parts[0], given[0], step > 0 ? 0 : n - 1);
-    int64_t stop = clamp(parts[1], given[1], step > 0 ? n : -1);
-    std::vector<int64_t> idx;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
-      idx.push_back(i);
-      if (__builtin_add_overflow(i, step, &i)) break;  // a huge step: past either end
-    }
-    if (is_str) {
-      std::string s;
-      if (ascii) {
-        for (int64_t i : idx) s.push_back(obj.as_string()[i]);
-      } else {
-        for (int64_t i : idx) py::append_utf8(s, cps[i]);
-      }
-      return Value(std::move(s));
-    }
-    List items;
-    for (int64_t i : idx) items.push_back(obj.as_list()[i]);
-    return obj.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+    return out;
   }
 
   Value eval_binary(const Expr& e, const Value& a, const Value& b) {

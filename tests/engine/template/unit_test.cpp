@@ -95,6 +95,10 @@ TEST(TemplateExpressions, SlicingAndIndexing) {
                    "{{ [1,2,3][::2] }} {{ 'abc'[-1] }} {{ [1,2,3][5] }}|"));
   EXPECT_EQ("b", render("{{ messages[0].content.split('</think>')[-1].lstrip() }}",
                         R"({"messages":[{"content":"a</think>  b"}]})"));
+  EXPECT_EQ("(2, 1) [] e", render("{{ (1, 2)[::-1] }} {{ [1, 2][5:] }} {{ 'abcde'[-1:-9:-9] }}"));
+  EXPECT_EQ(0u, render("{{ [1, 2][::0] }}").rfind("ERROR: slice step cannot be zero", 0));
+  EXPECT_EQ(0u, render("{{ 5[1:] }}").rfind("ERROR: 'int' object is not subscriptable", 0));
+  EXPECT_EQ(0u, render("{{ [1, 2]['a':] }}").rfind("ERROR: slice indices must be integers or None", 0));
 }
 
 TEST(TemplateNamespace, AttributeAssignmentOutlivesLoop) {
