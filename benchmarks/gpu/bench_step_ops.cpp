@@ -13,7 +13,7 @@
 //   reprox_bench_step_ops [--model DIR | --shape tiny|smollm2|llama1b] [--device cpu|cuda]
 //                         [--dtype float32|bfloat16|float16] [--mode fast|strict]
 //                         [--batches 1,8,32] [--context 64] [--steps 10] [--threads N]
-//                         [--kv-slots N] [--static-decode 0|1] [--joining N]
+//                         [--kv-slots N] [--static-decode 0|1] [--joining N] [--check-cpu N]
 // --kv-slots N keeps the caches in N slots (Model::reserve_kv_slots), as the
 // engine does on a GPU; 0: caches of their own; default: the largest batch
 // on a GPU, 0 on the CPU (as the engine). --static-decode 0|1: with slots,
@@ -22,6 +22,11 @@
 // --joining N: every measured step also carries the prompt (N tokens) of a
 // sequence that joins the batch, as in serving where requests keep coming:
 // the decode rows in slots then still attend as one group, the prompt alone.
+// --check-cpu N: whether the model computes the right thing on its device.
+// Four sequences take N decode steps on the device (as configured: slots,
+// fixed shapes, CUDA graphs) and in strict float32 mode on the CPU, fed the
+// same tokens (the CPU's argmax), and the logits are compared: the speed
+// figures mean nothing if these are far apart.
 #include <ATen/record_function.h>
 #include <torch/types.h>
 
@@ -66,7 +71,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) { --depth; }
 
 struct Flags {
   std::string model, shape = "tiny", device = "cpu", dtype = "float32", mode = "fast", batches = "1,8,32";
-  int64_t context = 64, steps = 10, kv_slots = -1, static_decode = -1, joining = 0;
+  int64_t context = 64, steps = 10, kv_slots = -1, static_decode = -1, joining = 0, check_cpu = 0;
   int threads = 0;
 };
 
@@ -86,6 +91,7 @@ Flags parse(int argc, char** argv) {
     else if (flag == "--kv-slots") f.kv_slots = std::stoll(v);
     else if (flag == "--static-decode") f.static_decode = std::stoll(v);
     else if (flag == "--joining") f.joining = std::stoll(v);
+    else if (flag == "--check-cpu") f.check_cpu = std::stoll(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -215,6 +221,57 @@ void print_padding_cost(const std::vector<std::pair<int64_t, Step>>& steps) {
   std::printf("\n");
 }
 
+// The model on its device against strict float32 on the CPU (--check-cpu):
+// 4 sequences of f.context prompt tokens, then f.check_cpu decode steps of
+// all four, every step fed the CPU's argmax. Prints the largest and the mean
+// |difference| of the logits and how often the argmax agrees.
+void check_against_cpu(const Model& model, const std::string& dir, const Flags& f) {
+  LoadOptions lo;
+  lo.numeric_mode = "strict";
+  lo.threads = f.threads;
+  lo.progress = false;
+  const auto reference = Model::load(dir, lo);
+  constexpr int64_t kSequences = 4;
+  std::vector<KvCache> on_device, on_cpu;
+  std::vector<BatchInput> device_inputs(kSequences), cpu_inputs(kSequences);
+  for (int64_t b = 0; b < kSequences; ++b) {
+    on_device.push_back(model.new_cache(f.context + f.check_cpu + 2));
+    on_cpu.push_back(reference->new_cache(f.context + f.check_cpu + 2));
+  }
+  for (int64_t b = 0; b < kSequences; ++b) {
+    for (int64_t j = 0; j < f.context; ++j) {
+      device_inputs[b].tokens.push_back(static_cast<int32_t>(300 + (b * 53 + j * 29) % 20000));
+    }
+    cpu_inputs[b].tokens = device_inputs[b].tokens;
+    device_inputs[b].kv = &on_device[b];
+    cpu_inputs[b].kv = &on_cpu[b];
+  }
+  double largest = 0, sum = 0;
+  int64_t values = 0, agree = 0, rows = 0;
+  std::string error;
+  for (int64_t step = 0; step <= f.check_cpu; ++step) {
+    const torch::Tensor got = model.forward_batch(device_inputs, &error);
+    const torch::Tensor want = reference->forward_batch(cpu_inputs, &error);
+    if (!got.defined() || !want.defined()) throw std::runtime_error(error);
+    const torch::Tensor diff = (got - want).abs();
+    largest = std::max(largest, diff.max().item<double>());
+    sum += diff.sum().item<double>();
+    values += diff.numel();
+    const torch::Tensor next = want.argmax(1);
+    agree += got.argmax(1).eq(next).sum().item<int64_t>();
+    rows += kSequences;
+    for (int64_t b = 0; b < kSequences; ++b) {
+      device_inputs[b].tokens = {static_cast<int32_t>(next[b].item<int64_t>())};
+      cpu_inputs[b].tokens = device_inputs[b].tokens;
+    }
+  }
+  std::printf("against strict float32 on the CPU (%lld sequences, the prompt and %lld decode steps): logits differ by "
+              "at most %.4f, %.5f on average; the same argmax in %lld of %lld rows\n",
+              static_cast<long long>(kSequences), static_cast<long long>(f.check_cpu), largest,
+              sum / static_cast<double>(std::max<int64_t>(1, values)), static_cast<long long>(agree),
+              static_cast<long long>(rows));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -264,6 +321,7 @@ int main(int argc, char** argv) {
   const ModelConfig& c = model->config();
   matmul_invariance(f, c.hidden, c.intermediate);
   matmul_invariance(f, c.hidden, c.vocab_size);
+  if (f.check_cpu > 0) check_against_cpu(*model, dir, f);
   if (f.model.empty()) std::filesystem::remove_all(dir);
   return 0;
 }

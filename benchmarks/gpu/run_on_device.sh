@@ -127,11 +127,12 @@ for m in $models; do
   # KV slots and fixed-shape steps as the engine keeps them on a GPU (CUDA
   # graphs), slots stepped eagerly, caches of their own, then slots with a
   # 64-token prompt joining every step (as requests keep arriving).
-  for variant in "$step_batches_max -1 0" "$step_batches_max 0 0" "0 0 0" "$step_batches_max -1 64"; do
-    read -r slots fixed joining <<<"$variant"
+  # The first also checks the device's logits against strict mode on the CPU.
+  for variant in "$step_batches_max -1 0 8" "$step_batches_max 0 0 0" "0 0 0 0" "$step_batches_max -1 64 0"; do
+    read -r slots fixed joining check <<<"$variant"
     timeout 90 "$build/benchmarks/gpu/reprox_bench_step_ops" --model "$work/$m" --device "$device" \
       --dtype "$dtype" --batches "$step_batches" --kv-slots "$slots" --static-decode "$fixed" \
-      --joining "$joining" >>"$out/$m.steps.txt" 2>&1 || echo "(exit $?)" >>"$out/$m.steps.txt"
+      --joining "$joining" --check-cpu "$check" >>"$out/$m.steps.txt" 2>&1 || echo "(exit $?)" >>"$out/$m.steps.txt"
   done
   step "benchmark $m, process a"
   bench "$m" "$out/$m.a.txt" "${speed[@]}"
