@@ -49,11 +49,17 @@ const char* canonical_dtype_name(torch::ScalarType type) {
   }
 }
 
-// Rows `rows` (ascending) of logits [N, V], without a copy when they are all of them.
-torch::Tensor take_rows(const torch::Tensor& logits, const std::vector<int64_t>& rows) {
-  if (static_cast<int64_t>(rows.size()) == logits.size(0)) return logits;
-  if (rows.empty()) return logits.narrow(0, 0, 0);
-  return logits.index_select(0, torch::tensor(rows, torch::TensorOptions().dtype(torch::kLong)).to(logits.device()));
+// Rows `rows` of t [N, ...], in that order: t itself when they are all of
+// its rows in order, a view for one row (or none), else a gather on t's device.
+torch::Tensor take_rows(const torch::Tensor& t, const std::vector<int64_t>& rows) {
+  bool every_row_in_order = static_cast<int64_t>(rows.size()) == t.size(0);
+  for (size_t i = 0; every_row_in_order && i < rows.size(); ++i) {
+    every_row_in_order = rows[i] == static_cast<int64_t>(i);
+  }
+  if (every_row_in_order) return t;
+  if (rows.empty()) return t.narrow(0, 0, 0);
+  if (rows.size() == 1) return t.narrow(0, rows.front(), 1);
+  return t.index_select(0, torch::tensor(rows, torch::TensorOptions().dtype(torch::kLong)).to(t.device()));
 }
 
 // "strict" -> true, "fast" -> false; refuses strict where the kernels cannot run.
@@ -376,15 +382,7 @@ torch::Tensor Model::fast_rows(const torch::Tensor& tokens, const torch::Tensor&
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
   if (logit_rows.empty()) return torch::Tensor();
-  bool every_row_in_order = static_cast<int64_t>(logit_rows.size()) == x.size(0);
-  for (size_t i = 0; every_row_in_order && i < logit_rows.size(); ++i) {
-    every_row_in_order = logit_rows[i] == static_cast<int64_t>(i);
-  }
-  if (logit_rows.size() == 1) {
-    x = x.narrow(0, logit_rows.front(), 1);
-  } else if (!every_row_in_order) {
-    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong)).to(x.device()));
-  }
+  x = take_rows(x, logit_rows);
   x = gpt2 ? ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
            : ops::rms_norm(x, w.final_norm_w, config_.norm_eps);  // [rows, H]
   return ops::linear(x, w.lm_head, torch::Tensor());  // [rows, V]
@@ -483,9 +481,7 @@ torch::Tensor Model::run_strict(std::vector<blocks::Segment>& segments, const st
     for (size_t i = 0; i < w.layers.size(); ++i) x = blocks::llama_strict(config_, w.layers[i], x, segments, i);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
-  if (static_cast<int64_t>(logit_rows.size()) != x.size(0)) {
-    x = x.index_select(0, torch::tensor(logit_rows, torch::TensorOptions().dtype(torch::kLong))).contiguous();
-  }
+  x = take_rows(x, logit_rows).contiguous();
   x = config_.family == ArchFamily::kGpt2
           ? strict_ops::layer_norm(x, w.final_norm_w, w.final_norm_b, config_.norm_eps)
           : strict_ops::rms_norm(x, w.final_norm_w, config_.norm_eps);
