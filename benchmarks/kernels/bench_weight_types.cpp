@@ -46,23 +46,46 @@ std::vector<uint8_t> encode(const std::vector<float>& w, int64_t n, int64_t k, W
   return out;
 }
 
-// Seconds per call of y = x W^T; cold: cycling through copies totalling
-// ~768 MB of storage, so each call streams its matrix from DRAM.
-double time_linear(WeightType type, int m, int k, int n, bool cold) {
+// The packed rows of `packed` ([n, k] of `type`) copied row_bytes apart.
+std::vector<uint8_t> spread_rows(const std::vector<uint8_t>& packed, int64_t n, int64_t k, WeightType type,
+                                 int64_t row_bytes) {
+  const int64_t own = kernels::weight_row_bytes(type, k);
+  std::vector<uint8_t> out(static_cast<size_t>(n * row_bytes));
+  for (int64_t r = 0; r < n; ++r) std::memcpy(&out[size_t(r * row_bytes)], &packed[size_t(r * own)], size_t(own));
+  return out;
+}
+
+// Seconds per call of y = x W^T with rows row_bytes apart (0: packed); cold:
+// cycling through copies totalling ~768 MB of storage, so each call streams
+// its matrix from DRAM.
+double time_linear(WeightType type, int m, int k, int n, bool cold, int64_t row_bytes = 0) {
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 0.05f);
   std::vector<float> w0(size_t(n) * k), x(size_t(m) * k), y(size_t(m) * n);
   for (float& v : w0) v = dist(rng);
   for (float& v : x) v = dist(rng);
-  const std::vector<uint8_t> one = encode(w0, n, k, type);
+  std::vector<uint8_t> one = encode(w0, n, k, type);
+  if (row_bytes > 0) one = spread_rows(one, n, k, type, row_bytes);
   const size_t copies = cold ? std::max<size_t>(2, (size_t(768) << 20) / one.size()) : 1;
   std::vector<uint8_t> all(one.size() * copies);
   for (size_t c = 0; c < copies; ++c) std::copy(one.begin(), one.end(), all.begin() + c * one.size());
   size_t next = 0;
   return time_call([&] {
-    const kernels::WeightMatrix wm(type, all.data() + (next++ % copies) * one.size());
+    const kernels::WeightMatrix wm(type, all.data() + (next++ % copies) * one.size(), row_bytes);
     kernels::linear(x.data(), m, k, k, wm, n, nullptr, y.data(), n);
   }, cold ? 0.2 : 0.05);
+}
+
+// Rows a multiple of 4 KiB long, packed against kernels::padded_row_bytes()
+// apart (what strict mode stores): the same bits, different cache sets.
+void padding_row(const char* what, WeightType type, int m, int k, int n, bool cold) {
+  const double packed = time_linear(type, m, k, n, cold);
+  const double padded = time_linear(type, m, k, n, cold, kernels::padded_row_bytes(type, k));
+  const double bytes = double(n) * kernels::weight_row_bytes(type, k);
+  const std::string label = std::string(what) + " M=" + std::to_string(m) + " K=" + std::to_string(k) +
+                            " N=" + std::to_string(n);
+  std::printf("%-36s %-5s %9.3f %9.3f %8.1f %8.1f %8.2f\n", label.c_str(), kernels::weight_type_name(type),
+              packed * 1e3, padded * 1e3, bytes / packed * 1e-9, bytes / padded * 1e-9, packed / padded);
 }
 
 void row(const char* what, int m, int k, int n, bool cold) {
@@ -91,6 +114,15 @@ void bench_weight_types(bool quick) {
     row("prefill", m, 576, 1536, false);
     if (!quick) row("prefill", m, 1536, 576, false);
   }
+  std::printf("\n-- rows a multiple of 4 KiB: packed vs one cache line apart (speed-up = packed time / padded time)\n");
+  std::printf("%-36s %-5s %9s %9s %8s %8s %8s\n", "shape (y = x W^T)", "type", "packed ms", "padded ms", "GB/s",
+              "GB/s", "speedup");
+  padding_row("decode hot", WeightType::kF16, 1, 2048, 64, false);
+  padding_row("decode hot", WeightType::kF32, 1, 1024, 64, false);
+  padding_row("decode cold", WeightType::kF16, 1, 2048, 8192, true);
+  padding_row("decode cold", WeightType::kF16, 1, 8192, 2048, true);
+  if (!quick) padding_row("decode cold", WeightType::kF32, 1, 2048, 2048, true);
+  padding_row("batch of 8 cold", WeightType::kF16, 8, 2048, 8192, true);
 }
 
 }  // namespace reprox::bench

@@ -23,6 +23,11 @@ int64_t weight_row_bytes(WeightType type, int64_t k) {
   }
 }
 
+int64_t padded_row_bytes(WeightType type, int64_t k) {
+  const int64_t bytes = weight_row_bytes(type, k);
+  return bytes > 0 && bytes % 4096 == 0 ? bytes + 64 : bytes;
+}
+
 const char* weight_type_name(WeightType type) {
   switch (type) {
     case WeightType::kF16: return "f16";
@@ -62,7 +67,7 @@ void quantize_q8(const float* w, int64_t n, int64_t k, void* out) {
 }
 
 void widen_rows(const WeightMatrix& w, int64_t k, const int64_t* rows, int64_t count, float* out) {
-  const int64_t row_bytes = weight_row_bytes(w.type, k);
+  const int64_t row_bytes = w.row_bytes > 0 ? w.row_bytes : weight_row_bytes(w.type, k);
   const uint8_t* base = static_cast<const uint8_t*>(w.data);
   for (int64_t i = 0; i < count; ++i) {
     canonical::widen_row(static_cast<int>(w.type), base + rows[i] * row_bytes, k, out + i * k);

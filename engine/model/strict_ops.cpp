@@ -17,11 +17,13 @@ float* mut(torch::Tensor& t) { return t.data_ptr<float>(); }
 }  // namespace
 
 kernels::WeightMatrix weight_matrix(const torch::Tensor& w) {
+  TORCH_CHECK(w.dim() == 2 && w.stride(1) == 1, "a strict weight matrix has unit column stride");
+  const int64_t row_bytes = w.stride(0) * static_cast<int64_t>(w.element_size());
   switch (w.scalar_type()) {
-    case torch::kFloat16: return {kernels::WeightType::kF16, w.data_ptr()};
-    case torch::kBFloat16: return {kernels::WeightType::kBF16, w.data_ptr()};
-    case torch::kInt8: return {kernels::WeightType::kQ8, w.data_ptr()};
-    default: return {kernels::WeightType::kF32, w.data_ptr<float>()};
+    case torch::kFloat16: return {kernels::WeightType::kF16, w.data_ptr(), row_bytes};
+    case torch::kBFloat16: return {kernels::WeightType::kBF16, w.data_ptr(), row_bytes};
+    case torch::kInt8: return {kernels::WeightType::kQ8, w.data_ptr(), row_bytes};
+    default: return {kernels::WeightType::kF32, w.data_ptr<float>(), row_bytes};
   }
 }
 

@@ -26,6 +26,17 @@ torch::ScalarType torch_dtype(DType dtype) {
   }
 }
 
+// m [N, row] (row: the storage row, in elements) in rows
+// kernels::padded_row_bytes(type, k) apart: a [N, row] view of a wider
+// tensor when that distance is longer, else m itself.
+torch::Tensor with_padded_rows(const torch::Tensor& m, kernels::WeightType type, int64_t k) {
+  const int64_t stride = kernels::padded_row_bytes(type, k) / m.element_size();
+  if (stride == m.size(1)) return m.contiguous();
+  torch::Tensor wide = torch::empty({m.size(0), stride}, m.options());
+  wide.narrow(1, m.size(1), stride - m.size(1)).zero_();
+  return wide.narrow(1, 0, m.size(1)).copy_(m);
+}
+
 }  // namespace
 
 TensorReader::TensorReader(const std::string& dir, const WeightSet& weights, torch::TensorOptions options,
@@ -66,17 +77,18 @@ torch::Tensor TensorReader::read(const std::string& name, const std::vector<int6
 
 torch::Tensor TensorReader::to_storage(const torch::Tensor& w) const {
   if (!matrix_type_) return w.to(options_).contiguous();
-  switch (*matrix_type_) {
-    case kernels::WeightType::kF16: return w.to(torch::kFloat16).contiguous();
-    case kernels::WeightType::kBF16: return w.to(torch::kBFloat16).contiguous();
+  const kernels::WeightType type = *matrix_type_;
+  const int64_t cols = w.size(1);
+  switch (type) {
+    case kernels::WeightType::kF16: return with_padded_rows(w.to(torch::kFloat16), type, cols);
+    case kernels::WeightType::kBF16: return with_padded_rows(w.to(torch::kBFloat16), type, cols);
     case kernels::WeightType::kQ8: {
       const torch::Tensor f = w.to(torch::kFloat32).contiguous();
-      const int64_t rows = f.size(0), cols = f.size(1);
-      torch::Tensor q = torch::empty({rows, kernels::q8_row_bytes(cols)}, torch::TensorOptions().dtype(torch::kInt8));
-      kernels::quantize_q8(f.data_ptr<float>(), rows, cols, q.data_ptr());
-      return q;
+      torch::Tensor q = torch::empty({f.size(0), kernels::q8_row_bytes(cols)}, torch::TensorOptions().dtype(torch::kInt8));
+      kernels::quantize_q8(f.data_ptr<float>(), f.size(0), cols, q.data_ptr());
+      return with_padded_rows(q, type, cols);
     }
-    default: return w.to(torch::kFloat32).contiguous();
+    default: return with_padded_rows(w.to(torch::kFloat32), type, cols);
   }
 }
 

@@ -34,7 +34,10 @@ class TensorReader {
   torch::Tensor read_matrix(const std::string& name, const std::vector<int64_t>& expected) {
     return to_storage(read_raw(name, expected));
   }
-  // w [out, in] (any float dtype, CPU) converted to the matrix storage.
+  // w [out, in] (any float dtype, CPU) converted to the matrix storage. The
+  // strict storage types keep their rows kernels::padded_row_bytes() apart,
+  // so the result's rows may not be back to back (stride(0) says; stride(1)
+  // is 1).
   torch::Tensor to_storage(const torch::Tensor& w) const;
 
  private:

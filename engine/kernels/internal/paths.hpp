@@ -9,7 +9,7 @@
 
 namespace reprox::kernels::internal {
 
-// w: weight row c starts at w + c * w_row_bytes (= weight_row_bytes(wtype, k)).
+// w: weight row c starts at w + c * w_row_bytes (>= weight_row_bytes(wtype, k)).
 struct GemmArgs {
   const float* x;
   int64_t m, k, x_stride;

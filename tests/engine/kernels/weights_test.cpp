@@ -141,6 +141,57 @@ TEST(GemmWeights, ThreadCountAndLinearManyDoNotChangeBits) {
   }
 }
 
+// w's rows copied `gap` bytes apart beyond their own length, the gaps
+// filled with 0xff (a NaN in every type, were it ever read).
+std::vector<uint8_t> rows_apart(const TypedWeights& w, int64_t gap) {
+  const int64_t row = weight_row_bytes(w.type, w.k);
+  std::vector<uint8_t> out(static_cast<size_t>(w.n * (row + gap)), 0xff);
+  for (int64_t r = 0; r < w.n; ++r) std::memcpy(&out[static_cast<size_t>(r * (row + gap))], &w.bytes[static_cast<size_t>(r * row)], static_cast<size_t>(row));
+  return out;
+}
+
+TEST(GemmWeights, RowsAnyDistanceApartGiveTheBitsOfPackedRows) {
+  SettingsGuard guard;
+  std::mt19937 rng(24);
+  // k = 2048 makes f16 / bf16 rows exactly 4 KiB, the case the padding is for.
+  for (WeightType type : kTypes) {
+    for (const Shape& s : {Shape{2048, 40}, Shape{576, 33}, Shape{33, 19}}) {
+      const TypedWeights w = make_weights(rng, type, s.n, s.k);
+      const int64_t packed = weight_row_bytes(type, s.k);
+      for (int64_t gap : {int64_t{64}, int64_t{4}, padded_row_bytes(type, s.k) - packed}) {
+        const std::vector<uint8_t> apart = rows_apart(w, gap);
+        const WeightMatrix matrix{type, apart.data(), packed + gap};
+        for (Isa isa : runnable_isas()) {
+          set_isa(isa);
+          for (int64_t m : {1, 3, 4, 9}) {
+            const std::vector<float> x = random_vec(rng, m * s.k), b = random_vec(rng, s.n);
+            const std::vector<float> want = run(x, m, w, b.data());
+            std::vector<float> got(want.size(), NAN);
+            linear(x.data(), m, s.k, s.k, matrix, s.n, b.data(), got.data(), s.n);
+            ASSERT_TRUE(same_bits(want.data(), got.data(), want.size()))
+                << weight_type_name(type) << " " << isa_name(isa) << " k=" << s.k << " gap " << gap << " m=" << m;
+          }
+        }
+        const int64_t picked[] = {s.n - 1, 0, s.n / 2};
+        std::vector<float> want(static_cast<size_t>(3 * s.k)), got(want.size());
+        widen_rows(w.matrix(), s.k, picked, 3, want.data());
+        widen_rows(matrix, s.k, picked, 3, got.data());
+        ASSERT_TRUE(same_bits(want.data(), got.data(), want.size())) << weight_type_name(type) << " gap " << gap;
+      }
+    }
+  }
+}
+
+TEST(GemmWeights, PaddingIsOneLineOnRowsThatAreAMultipleOf4KiB) {
+  EXPECT_EQ(padded_row_bytes(WeightType::kF16, 2048), 4096 + 64);
+  EXPECT_EQ(padded_row_bytes(WeightType::kBF16, 8192), 16384 + 64);
+  EXPECT_EQ(padded_row_bytes(WeightType::kF32, 1024), 4096 + 64);
+  EXPECT_EQ(padded_row_bytes(WeightType::kF16, 1024), 2048);
+  EXPECT_EQ(padded_row_bytes(WeightType::kF32, 1536), 6144);
+  EXPECT_EQ(padded_row_bytes(WeightType::kQ8, 2048), q8_row_bytes(2048));
+  EXPECT_EQ(padded_row_bytes(WeightType::kF16, 0), 0);
+}
+
 // Independent reference for IEEE half: sign * mant * 2^(exp - 25) etc.
 double half_value(uint16_t h) {
   const int e = (h >> 10) & 0x1f, mant = h & 0x3ff;

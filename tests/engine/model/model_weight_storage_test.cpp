@@ -13,6 +13,8 @@
 
 #include "engine/kernels/kernels.hpp"
 #include "engine/model/model.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/model/model_weights.hpp"
 #include "engine/model/safetensors.hpp"
 #include "tests/engine/model/logits_compare.hpp"
 #include "tests/engine/model/load_error.hpp"
@@ -24,10 +26,16 @@ using testutil::load_error;
 using testutil::bitwise_equal;
 using testutil::max_abs_diff;
 
-std::string make_model(const std::string& name, const std::string& arch, const std::string& dtype) {
+std::string make_model(const std::string& name, const std::string& arch, const std::string& dtype,
+                       int64_t hidden = 0) {
   const std::string dir = testutil::scratch_dir("storage_" + name);
   engine::TinyModelOptions o = testutil::tiny_options(arch, dir);
   o.dtype = dtype;
+  if (hidden > 0) {
+    o.hidden = hidden;
+    o.layers = 1;
+    o.vocab_size = 4096;
+  }
   o.seed = 5;
   engine::make_tiny_model(o);
   return dir;
@@ -59,13 +67,17 @@ Outputs run(const engine::Model& m, const std::vector<int32_t>& prompt, int step
 
 struct Case {
   std::string arch, dtype;
+  // Hidden size (0: the tiny default). 1024 makes fp32 rows 4 KiB, which the
+  // loader keeps one cache line apart, while 16-bit rows stay back to back.
+  int64_t hidden = 0;
+  std::string name() const { return arch + "_" + dtype + (hidden > 0 ? "_hidden" + std::to_string(hidden) : ""); }
 };
 
 class SixteenBitTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SixteenBitTest, KeptSixteenBitEqualsUpcastBitwise) {
   const Case& c = GetParam();
-  const std::string dir = make_model(c.arch + "_" + c.dtype, c.arch, c.dtype);
+  const std::string dir = make_model(c.name(), c.arch, c.dtype, c.hidden);
   const auto kept = load(dir, "auto");
   const auto upcast = load(dir, "f32");
   EXPECT_EQ(kept->weights_mode(), c.dtype);
@@ -76,17 +88,25 @@ TEST_P(SixteenBitTest, KeptSixteenBitEqualsUpcastBitwise) {
   EXPECT_TRUE(bitwise_equal(a.logits, b.logits)) << "differs by " << max_abs_diff(a.logits, b.logits);
   EXPECT_EQ(a.tokens, b.tokens);
   // An fp32 checkpoint converted at load behaves like the 16-bit checkpoint.
-  const auto converted = load(make_model(c.arch + "_f32_" + c.dtype, c.arch, "f32"), c.dtype);
+  const auto converted = load(make_model(c.name() + "_from_f32", c.arch, "f32", c.hidden), c.dtype);
   EXPECT_EQ(converted->weights_mode(), c.dtype);
   EXPECT_EQ(converted->weight_bytes(), kept->weight_bytes());
+  if (c.hidden == 1024) {  // the upcast rows were in fact kept apart, the 16-bit ones not
+    const engine::ModelConfig config = engine::load_model_config(dir);
+    std::string fingerprint;
+    const engine::ModelWeights f32 = engine::load_model_weights(dir, config, {}, false, fingerprint, "f32");
+    const engine::ModelWeights f16 = engine::load_model_weights(dir, config, {}, false, fingerprint, "auto");
+    EXPECT_EQ(f32.layers[0].wq.stride(0), 1024 + 16);
+    EXPECT_EQ(f32.lm_head.stride(0), 1024 + 16);
+    EXPECT_EQ(f16.layers[0].wq.stride(0), 1024);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, SixteenBitTest,
                          ::testing::Values(Case{"qwen3", "bf16"}, Case{"qwen3", "f16"}, Case{"llama", "bf16"},
-                                           Case{"gpt2", "bf16"}, Case{"gpt2", "f16"}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.arch + "_" + info.param.dtype;
-                         });
+                                           Case{"gpt2", "bf16"}, Case{"gpt2", "f16"},
+                                           Case{"llama", "f16", 1024}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
 
 bool is_matrix(const std::string& name) {
   for (const char* suffix : {"proj.weight", "embed_tokens.weight", "lm_head.weight"}) {
