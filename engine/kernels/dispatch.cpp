@@ -75,8 +75,8 @@ GemmPath gemm_path(WeightType type) {
 
 internal::GemmArgs gemm_args(const float* x, int64_t m, int64_t k, int64_t x_stride, const WeightMatrix& w,
                              int64_t n, const float* bias, float* y, int64_t y_stride) {
-  const int64_t row_bytes = w.row_bytes > 0 ? w.row_bytes : weight_row_bytes(w.type, k);
-  return {x, m, k, x_stride, static_cast<const uint8_t*>(w.data), w.type, row_bytes, n, bias, y, y_stride};
+  return {x, m, k, x_stride, static_cast<const uint8_t*>(w.data), w.type, internal::row_distance(w, k), n, bias,
+          y, y_stride};
 }
 
 // Runs every GEMM in `gemms` (same x) in one fan-out. The columns of all of

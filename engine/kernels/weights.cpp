@@ -67,7 +67,7 @@ void quantize_q8(const float* w, int64_t n, int64_t k, void* out) {
 }
 
 void widen_rows(const WeightMatrix& w, int64_t k, const int64_t* rows, int64_t count, float* out) {
-  const int64_t row_bytes = w.row_bytes > 0 ? w.row_bytes : weight_row_bytes(w.type, k);
+  const int64_t row_bytes = internal::row_distance(w, k);
   const uint8_t* base = static_cast<const uint8_t*>(w.data);
   for (int64_t i = 0; i < count; ++i) {
     canonical::widen_row(static_cast<int>(w.type), base + rows[i] * row_bytes, k, out + i * k);
@@ -75,6 +75,10 @@ void widen_rows(const WeightMatrix& w, int64_t k, const int64_t* rows, int64_t c
 }
 
 namespace internal {
+
+int64_t row_distance(const WeightMatrix& w, int64_t k) {
+  return w.row_bytes > 0 ? w.row_bytes : weight_row_bytes(w.type, k);
+}
 
 bool has_f16c() {
   static const bool yes = [] {

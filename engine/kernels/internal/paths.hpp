@@ -29,6 +29,10 @@ void gemm_avx2(const GemmArgs& a, int64_t n_begin, int64_t n_end);
 void gemm_avx512(const GemmArgs& a, int64_t n_begin, int64_t n_end);
 bool has_f16c();
 
+// The distance between row starts of w [*, k]: w.row_bytes, or the packed
+// weight_row_bytes(w.type, k) when that is 0.
+int64_t row_distance(const WeightMatrix& w, int64_t k);
+
 // One (head, query) pair per index in [begin, end), index = h * t + i.
 // scratch: at least attention_scratch_floats(a) floats. The AVX-512 path
 // runs up to kAttentionQueryBlock consecutive queries of a head together.
