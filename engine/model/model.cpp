@@ -14,6 +14,7 @@
 #include "engine/model/fast_weights.hpp"
 #include "engine/model/cuda_graph.hpp"
 #include "engine/model/kv_arena.hpp"
+#include "engine/model/libtorch_cpu_class.hpp"
 #include "engine/model/model_weights.hpp"
 #include "engine/model/step_layout.hpp"
 #include "engine/model/step_output.hpp"
@@ -494,6 +495,7 @@ std::string Model::numeric_mode_id() const {
   if (ops::fused_rms_norm(weights_->options.device())) id += "+fused-norm";
   if (arena_) id += "+kv-slots";
   if (static_decode_) id += "+fixed-shapes";
+  if (!weights_->options.device().is_cuda()) id += "+cpu-" + libtorch_cpu_class();
   return id;
 }
 

@@ -97,7 +97,8 @@ class Model {
   // numeric_mode_id() in strict mode, "fast-libtorch-fused" (the fused
   // operation sequence of fast_weights.hpp) otherwise, with "+kv-slots"
   // after reserve_kv_slots and "+fixed-shapes" while static_decode() (both
-  // change a step's operations, so its bits).
+  // change a step's operations, so its bits), and on the CPU "+cpu-" and
+  // libtorch_cpu_class() (libtorch's kernels differ by CPU class).
   std::string numeric_mode_id() const;
 
   // An empty cache with room for `initial_capacity` positions (grows on

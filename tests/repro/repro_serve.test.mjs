@@ -4,7 +4,8 @@
 // text. Every cache hit is also audited (--audit-every 1): generated again
 // in the background, with KV reuse, and compared with the cached answer.
 // REPRO_WEIGHTS (optional) passes --weights to the server, REPRO_EXPECTED
-// names the hash file to check against (default expected_sha256.json).
+// names the hash file to check against (default expected_sha256.json; a
+// relative name is in this folder).
 // REPROX_ENGINE_* variables (numeric mode, dtype, threads) reach the server
 // through its environment.
 import { test, before, after } from 'node:test';
@@ -12,14 +13,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // One body per line, sent verbatim: JSON.parse would round 64-bit seeds.
 const lines = readFileSync(join(here, 'cases.jsonl'), 'utf8').split('\n').filter((l) => l.length);
 const cases = lines.map((l) => JSON.parse(l));
-const expected = JSON.parse(readFileSync(join(here, process.env.REPRO_EXPECTED || 'expected_sha256.json'), 'utf8'));
+const expected = JSON.parse(readFileSync(resolvePath(here, process.env.REPRO_EXPECTED || 'expected_sha256.json'), 'utf8'));
 const weightsArgs = process.env.REPRO_WEIGHTS ? ['--weights', process.env.REPRO_WEIGHTS] : [];
 let proc, base;
 

@@ -6,12 +6,22 @@
 // outputs. --weights picks the engine's weight storage (auto, f32, f16,
 // bf16, q8), --numeric-mode (strict, fast) and --dtype (float32, bfloat16,
 // float16) how it computes; each combination has its own committed hash
-// file. The engine runs on one thread. Exit 0 on success.
+// file. Fast mode's bits on the CPU depend on libtorch's kernels, so its
+// files are per CPU class: "{cpu}" in the --check path stands for
+// engine::libtorch_cpu_class(). A class with no committed file is checked
+// against a second process instead (same bytes run to run on one host, the
+// promise fast mode makes). --actual also writes this run's hashes. The
+// engine runs on one thread. Exit 0 on success.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
 #include <sstream>
 
+#include "engine/model/libtorch_cpu_class.hpp"
 #include "proxy/backend/local_backend.hpp"
 #include "policies/canonical_key.hpp"
 #include "policies/tenant.hpp"
@@ -79,10 +89,36 @@ std::optional<std::string> run_case(LocalBackend& backend, const std::string& bo
   return choices_bytes(sink->gen_);
 }
 
+void write_hashes(const std::string& path, const std::vector<std::string>& hashes) {
+  std::ofstream out(path);
+  out << "[\n";
+  for (size_t i = 0; i < hashes.size(); ++i) out << "  \"" << hashes[i] << "\"" << (i + 1 < hashes.size() ? ",\n" : "\n");
+  out << "]\n";
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs this tool again in a new process with --check `hashes_path` in place
+// of the original --check value; returns its exit status.
+int check_in_second_process(int argc, char** argv, const std::string& hashes_path) {
+  std::string cmd = shell_quote(argv[0]);
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--actual") continue;
+    cmd += " " + shell_quote(a) + " " + shell_quote(a == "--check" ? hashes_path : argv[i + 1]);
+  }
+  const int rc = std::system(cmd.c_str());
+  return rc == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model, cases_path, write_path, check_path, weights = "auto";
+  std::string model, cases_path, write_path, check_path, actual_path, weights = "auto";
   std::string numeric_mode = "strict", dtype = "float32";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -90,13 +126,14 @@ int main(int argc, char** argv) {
     else if (a == "--cases") cases_path = argv[i + 1];
     else if (a == "--write") write_path = argv[i + 1];
     else if (a == "--check") check_path = argv[i + 1];
+    else if (a == "--actual") actual_path = argv[i + 1];
     else if (a == "--weights") weights = argv[i + 1];
     else if (a == "--numeric-mode") numeric_mode = argv[i + 1];
     else if (a == "--dtype") dtype = argv[i + 1];
   }
   if (model.empty() || cases_path.empty() || (write_path.empty() == check_path.empty())) {
     std::cerr << "usage: reprox_repro --model DIR --cases cases.jsonl [--weights MODE] [--numeric-mode strict|fast] "
-                 "[--dtype float32|bfloat16|float16] (--write|--check) expected.json\n";
+                 "[--dtype float32|bfloat16|float16] [--actual FILE] (--write|--check) expected.json\n";
     return 2;
   }
   // One request body per line, sent verbatim (64-bit seeds stay exact).
@@ -154,13 +191,25 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (!actual_path.empty()) write_hashes(actual_path, hashes);
   if (!write_path.empty()) {
-    std::ofstream out(write_path);
-    out << "[\n";
-    for (size_t i = 0; i < hashes.size(); ++i) out << "  \"" << hashes[i] << "\"" << (i + 1 < hashes.size() ? ",\n" : "\n");
-    out << "]\n";
+    write_hashes(write_path, hashes);
     std::cerr << "wrote " << hashes.size() << " hashes; fingerprint " << backend.fingerprint("") << "\n";
     return failures ? 1 : 0;
+  }
+  if (const auto at = check_path.find("{cpu}"); at != std::string::npos) {
+    check_path.replace(at, 5, engine::libtorch_cpu_class());
+  }
+  if (!std::filesystem::exists(check_path)) {
+    const std::string here = actual_path.empty() ? (std::filesystem::temp_directory_path() /
+                                                    ("reprox_repro_" + std::to_string(::getpid()) + ".json")).string()
+                                                 : actual_path;
+    if (actual_path.empty()) write_hashes(here, hashes);
+    std::cout << "no committed hashes for this CPU class (" << check_path << "): checking " << hashes.size()
+              << " hashes against a second process\n";
+    const int second = check_in_second_process(argc, argv, here);
+    std::cout << failures << " failures in this process; second process " << (second ? "differs" : "agrees") << "\n";
+    return failures || second ? 1 : 0;
   }
   std::stringstream expected_text;
   expected_text << std::ifstream(check_path).rdbuf();

@@ -17,6 +17,7 @@
 
 #include "engine/kernels/kernels.hpp"
 #include "tests/engine/model/logits_compare.hpp"
+#include "engine/model/libtorch_cpu_class.hpp"
 #include "engine/model/model.hpp"
 #include "tests/engine/model/load_error.hpp"
 #include "tests/engine/model/model_test_util.hpp"
@@ -257,7 +258,19 @@ TEST(NumericMode, StrictIsTheDefaultAndModesFingerprintDifferently) {
   EXPECT_EQ(strict->numeric_mode_id(), kernels::numeric_mode_id());
   const auto fast = load(dir, "fast");
   EXPECT_FALSE(fast->strict());
-  EXPECT_EQ(fast->numeric_mode_id(), "fast-libtorch-fused");
+  EXPECT_EQ(fast->numeric_mode_id(), "fast-libtorch-fused+cpu-" + engine::libtorch_cpu_class());
+}
+
+// Fast mode's bits on the CPU depend on which libtorch kernels the host runs,
+// so its id names the class; a ceiling set in the environment shows too.
+TEST(NumericMode, FastModeOnTheCpuNamesTheLibtorchCpuClass) {
+  const std::string cls = engine::libtorch_cpu_class();
+  EXPECT_TRUE(cls.rfind("default", 0) == 0 || cls.rfind("avx2", 0) == 0 || cls.rfind("avx512", 0) == 0) << cls;
+  ::setenv("ATEN_CPU_CAPABILITY", "default", 1);
+  const std::string capped = engine::libtorch_cpu_class();
+  ::unsetenv("ATEN_CPU_CAPABILITY");
+  EXPECT_EQ(capped, cls + "+aten=default");
+  EXPECT_EQ(engine::libtorch_cpu_class(), cls);
 }
 
 TEST(NumericMode, RefusesUnknownModesAndStrictOutsideFp32) {
