@@ -52,14 +52,30 @@ constexpr int64_t elem_bytes(WeightType t) {
 
 constexpr int kCols = 4;
 
+// Where the loads at kk of a weight row stream from (q8: its values sit
+// after the row's scales).
 template <WeightType T>
-inline void tile(const float* x, const uint8_t* const* wc, int64_t k, float* out) {
+inline const uint8_t* stream_at(const uint8_t* row, int64_t kk, int64_t k) {
+  return row + (T == WeightType::kQ8 ? 4 * q8_blocks(k) + kk : elem_bytes(T) * kk);
+}
+
+// out[c] = dot(x, wc[c]) over k for the kCols weight rows wc. Prefetches (to
+// L1) the lines at kk of the npf rows pf, and for q8 their scales too.
+template <WeightType T>
+inline void tile(const float* x, const uint8_t* const* wc, const uint8_t* const* pf, int npf, int64_t k,
+                 float* out) {
   constexpr int64_t eb = elem_bytes(T);
   const int64_t data = T == WeightType::kQ8 ? 4 * q8_blocks(k) : 0;  // q8: values after the scales
   __m256 lo[kCols], hi[kCols];
   for (int c = 0; c < kCols; ++c) lo[c] = hi[c] = _mm256_setzero_ps();
   int64_t kk = 0;
   for (; kk + 16 <= k; kk += 16) {
+    if ((kk * eb) % 64 == 0) {  // once per cache line of the stream
+      for (int i = 0; i < npf; ++i) _mm_prefetch(reinterpret_cast<const char*>(stream_at<T>(pf[i], kk, k)), _MM_HINT_T0);
+      if (T == WeightType::kQ8 && kk % (16 * kQ8Block) == 0) {  // 16 scales per line
+        for (int i = 0; i < npf; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf[i] + 4 * (kk / kQ8Block)), _MM_HINT_T0);
+      }
+    }
     const __m256 xl = _mm256_loadu_ps(x + kk), xh = _mm256_loadu_ps(x + kk + 8);
     for (int c = 0; c < kCols; ++c) {
       const uint8_t* src = wc[c] + data + eb * kk;
@@ -80,17 +96,24 @@ inline void tile(const float* x, const uint8_t* const* wc, int64_t k, float* out
   for (int c = 0; c < kCols; ++c) out[c] = tree(lo[c], hi[c]);
 }
 
+// Column tiles outer, rows inner: a tile's kCols weight rows stay in L1
+// across the rows of x, so w streams from memory once whatever m is. The
+// first row's pass prefetches the next tile's rows: the hardware prefetcher
+// alone keeps too few lines in flight for rows read kCols at a time.
 template <WeightType T>
 void gemm(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
-  for (int64_t r = 0; r < a.m; ++r) {
-    const float* x = a.x + r * a.x_stride;
-    float* y = a.y + r * a.y_stride;
-    for (int64_t c0 = n_begin; c0 < n_end; c0 += kCols) {
-      const int64_t cols = std::min<int64_t>(kCols, n_end - c0);
-      const uint8_t* wc[kCols];
-      for (int c = 0; c < kCols; ++c) wc[c] = a.w + (c0 + std::min<int64_t>(c, cols - 1)) * a.w_row_bytes;
+  for (int64_t c0 = n_begin; c0 < n_end; c0 += kCols) {
+    const int64_t cols = std::min<int64_t>(kCols, n_end - c0);
+    const uint8_t* wc[kCols];
+    const uint8_t* pf[kCols];
+    for (int c = 0; c < kCols; ++c) {
+      wc[c] = a.w + (c0 + std::min<int64_t>(c, cols - 1)) * a.w_row_bytes;
+      pf[c] = a.w + std::min<int64_t>(c0 + kCols + c, a.n - 1) * a.w_row_bytes;
+    }
+    for (int64_t r = 0; r < a.m; ++r) {
       float out[kCols];
-      tile<T>(x, wc, a.k, out);
+      tile<T>(a.x + r * a.x_stride, wc, pf, r == 0 ? kCols : 0, a.k, out);
+      float* y = a.y + r * a.y_stride;
       for (int64_t c = 0; c < cols; ++c) y[c0 + c] = a.bias != nullptr ? out[c] + a.bias[c0 + c] : out[c];
     }
   }
