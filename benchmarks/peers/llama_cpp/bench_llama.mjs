@@ -9,6 +9,8 @@
 // unless said otherwise.
 import fs from "node:fs";
 import {getLlama} from "node-llama-cpp";
+import {generate, reusePrefix} from "./llama_generate.mjs";
+import {decodeRate, median, now} from "./reprox_client.mjs";
 
 const args = process.argv.slice(2);
 const get = (k, d) => (args.includes(k) ? args[args.indexOf(k) + 1] : d);
@@ -20,39 +22,11 @@ if (!gguf || !wpath) {
   process.exit(2);
 }
 const w = JSON.parse(fs.readFileSync(wpath, "utf8"));
-const now = () => Number(process.hrtime.bigint()) / 1e6; // ms
 const rssMiB = () => process.memoryUsage().rss / 1048576;
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : null; };
 const log = (m) => console.error(`[llama.cpp ${precision} t=${threads}] ${m}`);
 
 const CTX = 4096;
 const out = {engine: "llama.cpp", precision, threads, gguf, gguf_bytes: fs.statSync(gguf).size};
-
-// Generates up to `n` greedy tokens after `ids` on `seq` (continuing its
-// current state); returns the tokens and a timestamp per token.
-async function generate(seq, ids, n) {
-  const tokens = [], times = [];
-  const t0 = now();
-  if (n > 0) {
-    for await (const t of seq.evaluate(ids, {temperature: 0})) {
-      tokens.push(t);
-      times.push(now());
-      if (tokens.length >= n) break;
-    }
-  }
-  return {tokens, times, t0, ttft: times.length ? times[0] - t0 : null};
-}
-
-// Keeps the longest common prefix of the sequence's context and `ids`, erases
-// the rest, and returns the ids still to evaluate (at least one).
-async function reusePrefix(seq, ids) {
-  const ctx = seq.contextTokens;
-  let p = 0;
-  while (p < ctx.length && p < ids.length && ctx[p] === ids[p]) p++;
-  if (p === ids.length) p--; // the last prompt token must be evaluated to get logits
-  if (p < ctx.length) await seq.eraseContextTokenRanges([{start: p, end: ctx.length}]);
-  return {rest: ids.slice(p), reused: p};
-}
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error", maxThreads: threads});
 out.llama_cpp_release = llama.llamaCppRelease;
@@ -103,7 +77,7 @@ log(`loaded in ${out.load_ms.toFixed(0)} ms, rss ${out.rss_warm_mib.toFixed(0)} 
   const r = await generate(seq, w.ids.decode, w.decode_tokens);
   await seq.clearHistory();
   out.decode_tokens = r.tokens;
-  out.decode_tps = (r.tokens.length - 1) / ((r.times.at(-1) - r.times[0]) / 1000);
+  out.decode_tps = decodeRate(r);
   log(`decode ${out.decode_tps.toFixed(2)} tok/s`);
 }
 

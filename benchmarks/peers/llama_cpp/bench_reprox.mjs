@@ -11,6 +11,7 @@
 // --phase main: a server with KV reuse on; --phase noreuse: one started with
 // --kv-budget 0 (turn 3 alone and inside a batch of 8).
 import fs from "node:fs";
+import {chat as chatAt, decodeRate, median, now, postJSON as postAt, rss} from "./reprox_client.mjs";
 import {renderChatML} from "./workload.mjs";
 
 const args = process.argv.slice(2);
@@ -22,71 +23,9 @@ if (!url || !wpath) {
   process.exit(2);
 }
 const w = JSON.parse(fs.readFileSync(wpath, "utf8"));
-const now = () => Number(process.hrtime.bigint()) / 1e6;
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : null; };
 const log = (m) => console.error(`[reprox ${label}] ${m}`);
-const TIMEOUT_MS = 30 * 60 * 1000;
-
-function rss(p) {
-  try {
-    const s = fs.readFileSync(`/proc/${p}/status`, "utf8");
-    const kb = (k) => Number((s.match(new RegExp(`${k}:\\s+(\\d+)`)) || [])[1] || 0);
-    return {rss_mib: kb("VmRSS") / 1024, hwm_mib: kb("VmHWM") / 1024};
-  } catch {
-    return {rss_mib: null, hwm_mib: null};
-  }
-}
-
-async function postJSON(path, body) {
-  const r = await fetch(url + path, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body),
-    signal: AbortSignal.timeout(TIMEOUT_MS)});
-  if (!r.ok) throw new Error(`${path}: HTTP ${r.status} ${await r.text()}`);
-  return r.json();
-}
-
-// One streaming chat request; returns each token's bytes (hex) with its
-// arrival time, the time to the first token and the usage.
-async function chat(messages, maxTokens, {tenant = "bench", topLogprobs = 0} = {}) {
-  const body = {messages, temperature: 0, max_tokens: maxTokens, stream: true,
-    stream_options: {include_usage: true}, logprobs: true};
-  if (topLogprobs) body.top_logprobs = topLogprobs;
-  const t0 = now();
-  const r = await fetch(url + "/v1/chat/completions", {method: "POST",
-    headers: {"content-type": "application/json", "cache-control": "no-store", authorization: `Bearer ${tenant}`},
-    body: JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS)});
-  if (!r.ok) throw new Error(`chat: HTTP ${r.status} ${await r.text()}`);
-  const tokens = [], times = [];
-  let usage = null, finish = null, top = null, buf = "";
-  const dec = new TextDecoder();
-  for await (const chunk of r.body) {
-    buf += dec.decode(chunk, {stream: true});
-    let i;
-    while ((i = buf.indexOf("\n\n")) >= 0) {
-      const ev = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      for (const line of ev.split("\n")) {
-        if (!line.startsWith("data: ")) continue;
-        const data = line.slice(6);
-        if (data === "[DONE]") continue;
-        const j = JSON.parse(data);
-        if (j.error) throw new Error(`chat: ${JSON.stringify(j.error)}`);
-        if (j.usage) usage = j.usage;
-        for (const c of j.choices || []) {
-          if (c.finish_reason) finish = c.finish_reason;
-          for (const lp of c.logprobs?.content || []) {
-            const t = now();
-            tokens.push(Buffer.from(lp.bytes).toString("hex"));
-            times.push(t);
-            if (top === null && lp.top_logprobs?.length) {
-              top = lp.top_logprobs.map((x) => [Buffer.from(x.bytes).toString("hex"), x.logprob]);
-            }
-          }
-        }
-      }
-    }
-  }
-  return {tokens, times, t0, ttft: times.length ? times[0] - t0 : null, usage, finish, top};
-}
+const chat = (messages, maxTokens, opts) => chatAt(url, messages, maxTokens, opts);
+const postJSON = (path, body) => postAt(url, path, body);
 
 const out = {engine: "reprox", phase};
 
@@ -133,7 +72,7 @@ if (phase === "main") {
     const r = await chat(w.decode, w.decode_tokens, {tenant: "decode"});
     out.decode_tokens = r.tokens;
     out.decode_finish = r.finish;
-    out.decode_tps = (r.tokens.length - 1) / ((r.times.at(-1) - r.times[0]) / 1000);
+    out.decode_tps = decodeRate(r);
     log(`decode ${out.decode_tps.toFixed(2)} tok/s (${r.tokens.length} tokens)`);
   }
   // Conversation: turns 1..17 as successive requests of one client.

@@ -3,7 +3,7 @@
 #
 #   bash benchmarks/peers/llama_cpp/run.sh [--quick] [--threads "1 2"]
 #        [--precisions "f32 f16 q8_0"] [--models "smollm2 llama1b"] [--work DIR]
-#        [--resume RAW_DIR]
+#        [--resume RAW_DIR] [--interleave ROUNDS]
 #
 # --quick: the SmolLM2-135M-shaped model only, fewer tokens. Full mode adds a
 # Llama-shaped ~1B model. Models are made by `reprox make-tiny-model` and
@@ -13,6 +13,9 @@
 # benchmarks/peers/llama_cpp/results/. --resume reuses the raw folder of an
 # interrupted run and skips the results it already has. reprox runs with an
 # empty config file, so its settings are the defaults plus the flags here.
+# --interleave ROUNDS: only the decode row, with both engines loaded at once
+# and measured in alternating legs (decode_ab.mjs), so that the ratio holds
+# on a host whose memory bandwidth moves; saved as STAMP-decode-ab.txt/.jsonl.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -23,6 +26,7 @@ threads_list="1 2"
 precisions="f32 f16 q8_0"
 models=""
 resume=""
+interleave=0
 work="$root/build/peers"
 reprox="${REPROX_BIN:-$root/build/reprox}"
 while [[ $# -gt 0 ]]; do
@@ -33,7 +37,8 @@ while [[ $# -gt 0 ]]; do
     --models) models="$2"; shift ;;
     --work) work="$2"; shift ;;
     --resume) resume="$2"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --interleave) interleave="$2"; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -41,6 +46,8 @@ done
 if [[ -z "$models" ]]; then
   if (( quick )); then models="smollm2"; else models="smollm2 llama1b"; fi
 fi
+[[ "$interleave" =~ ^[0-9]+$ && ( "$interleave" == 0 || "$interleave" -ge 2 ) ]] ||
+  { echo "--interleave takes a number of rounds, at least 2" >&2; exit 2; }
 [[ -x "$reprox" ]] || { echo "no reprox binary at $reprox (build it, or set REPROX_BIN)" >&2; exit 1; }
 
 bash "$here/setup.sh"
@@ -155,6 +162,16 @@ Object.assign(x, {precision: p, threads: Number(t), weights_flag: flag || "(none
 console.log(JSON.stringify(x));' "$a" "$b" "$p" "$t" "${flag[*]:-}" >"$out"
 }
 
+# run_decode_ab MODEL DIR THREADS PRECISION OUT: one interleaved decode run.
+run_decode_ab() {
+  local m=$1 dir=$2 t=$3 p=$4 out=$5
+  local log="$raw/reprox-ab-$m-$p-t$t.log"
+  start_server "$log" --model "$dir" --engine-threads "$t" --weights "$(reprox_weights "$p")" || { cat "$log" >&2; return 1; }
+  node "$here/decode_ab.mjs" --gguf "$(gguf "$m" "$p")" --workload "$workload" --url "http://127.0.0.1:$server_port" \
+    --pid "$server_pid" --threads "$t" --rounds "$interleave" --precision "$p" --model "$m" >"$out"
+  stop_server
+}
+
 for m in $models; do
   dir=$(make_model "$m")
   first_gguf=$(gguf "$m" f32)
@@ -162,6 +179,15 @@ for m in $models; do
   [[ -s "$workload" ]] || node "$here/workload.mjs" --gguf "$first_gguf" --out "$workload" $([[ $quick == 1 ]] && echo --quick)
   for t in $threads_list; do
     for p in $precisions; do
+      if (( interleave > 0 )); then
+        abj="$raw/decode-ab-$m-$p-t$t.json"
+        if [[ ! -s "$abj" ]]; then
+          echo "== $m $p threads=$t: interleaved decode, $interleave rounds" >&2
+          run_decode_ab "$m" "$dir" "$t" "$p" "$abj.part"
+          mv "$abj.part" "$abj"
+        fi
+        continue
+      fi
       f=$(gguf "$m" "$p")
       lj="$raw/llama-$m-$p-t$t.json" rj="$raw/reprox-$m-$p-t$t.json"
       if [[ ! -s "$lj" ]]; then
@@ -177,6 +203,14 @@ for m in $models; do
     done
   done
 done
+
+if (( interleave > 0 )); then
+  jsonl="$here/results/$stamp-decode-ab.jsonl"
+  cat "$raw"/decode-ab-*.json >"$jsonl"
+  node "$here/report_ab.mjs" "$jsonl" | tee "${jsonl%.jsonl}.txt"
+  echo "saved ${jsonl%.jsonl}.txt and $jsonl" >&2
+  exit 0
+fi
 
 report="$here/results/$stamp-$mode.txt"
 node "$here/report.mjs" --raw "$raw" --work "$work" --mode "$mode" | tee "$report"
