@@ -7,8 +7,8 @@
 // bf16, q8), --numeric-mode (strict, fast) and --dtype (float32, bfloat16,
 // float16) how it computes; each combination has its own committed hash
 // file. Fast mode's bits on the CPU depend on libtorch's kernels, so its
-// files are per CPU class: "{cpu}" in the --check path stands for
-// engine::libtorch_cpu_class(). A class with no committed file is checked
+// files are per CPU class: "{cpu}" in the --check or --write path stands
+// for engine::libtorch_cpu_class(). A class with no committed file is checked
 // against a second process instead (same bytes run to run on one host, the
 // promise fast mode makes). --actual also writes this run's hashes. The
 // engine runs on one thread. Exit 0 on success.
@@ -191,14 +191,15 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // "{cpu}" in a hash file's path: this host's libtorch CPU class.
+  for (std::string* path : {&write_path, &check_path}) {
+    if (const auto at = path->find("{cpu}"); at != std::string::npos) path->replace(at, 5, engine::libtorch_cpu_class());
+  }
   if (!actual_path.empty()) write_hashes(actual_path, hashes);
   if (!write_path.empty()) {
     write_hashes(write_path, hashes);
     std::cerr << "wrote " << hashes.size() << " hashes; fingerprint " << backend.fingerprint("") << "\n";
     return failures ? 1 : 0;
-  }
-  if (const auto at = check_path.find("{cpu}"); at != std::string::npos) {
-    check_path.replace(at, 5, engine::libtorch_cpu_class());
   }
   if (!std::filesystem::exists(check_path)) {
     const std::string here = actual_path.empty() ? (std::filesystem::temp_directory_path() /
@@ -208,6 +209,7 @@ int main(int argc, char** argv) {
     std::cout << "no committed hashes for this CPU class (" << check_path << "): checking " << hashes.size()
               << " hashes against a second process\n";
     const int second = check_in_second_process(argc, argv, here);
+    if (actual_path.empty()) std::filesystem::remove(here);
     std::cout << failures << " failures in this process; second process " << (second ? "differs" : "agrees") << "\n";
     return failures || second ? 1 : 0;
   }
