@@ -94,7 +94,9 @@ void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const c
                     ? api::render_stream(api::fresh_meta(c.model_id, c.fingerprint), *gen, c.request.include_usage)
                     : api::render_completion_from_suffix(api::new_completion_id(), api::unix_seconds_now(),
                                                          *completion_suffix(c, gen));
-  c.responder->respond_rendered(std::move(answer));
+  // Observed and logged before the answer is handed over: the session may
+  // write it at once (dispatch on its own strand, then a speculative send),
+  // and a client that reads /metrics or the status page next must see it.
   c.app.metrics->request_duration(cache, std::chrono::duration<double>(Clock::now() - c.started).count());
   if (c.app.audit_log) {
     // A Redis hit's usage is read from its bytes: logging never decodes it.
@@ -103,6 +105,7 @@ void answer_from_generation(ChatContext& c, const StoredGeneration& gen, const c
   } else {
     log_chat(c, ChatOutcome{cache, tier, nullptr, 200, "", ttl_s});  // the status page's recent requests
   }
+  c.responder->respond_rendered(std::move(answer));
 }
 
 namespace {

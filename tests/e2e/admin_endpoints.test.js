@@ -92,6 +92,20 @@ test('admin and info endpoints', async (t) => {
     assert.ok(sample(after, 'reprox_request_duration_seconds_count') - sample(before, 'reprox_request_duration_seconds_count') >= 2);
   });
 
+  // A hit's latency is observed before its answer leaves: a client that
+  // reads /metrics right after its answer sees it counted, every time.
+  await t.test('a hit is in the latency histogram by the time its answer arrives', async () => {
+    const body = h.chatBody({ messages: [{ role: 'user', content: 'counted before it is sent' }] });
+    await h.postChat(proxy, body);
+    let count = sample(await metrics(), 'reprox_request_duration_seconds_count');
+    for (let i = 0; i < 40; i++) {
+      assert.equal((await h.postChat(proxy, body)).cache, 'hit');
+      const now = sample(await metrics(), 'reprox_request_duration_seconds_count');
+      assert.equal(now - count, 1, `hit ${i}`);
+      count = now;
+    }
+  });
+
   await t.test('/reprox/v1/explain gives the key of the chat answer', async () => {
     const body = h.chatBody({ temperature: 0.7 });
     const ex = await explain(body);
