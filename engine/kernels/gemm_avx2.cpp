@@ -65,7 +65,6 @@ template <WeightType T>
 inline void tile(const float* x, const uint8_t* const* wc, const uint8_t* const* pf, int npf, int64_t k,
                  float* out) {
   constexpr int64_t eb = elem_bytes(T);
-  const int64_t data = T == WeightType::kQ8 ? 4 * q8_blocks(k) : 0;  // q8: values after the scales
   __m256 lo[kCols], hi[kCols];
   for (int c = 0; c < kCols; ++c) lo[c] = hi[c] = _mm256_setzero_ps();
   int64_t kk = 0;
@@ -78,7 +77,7 @@ inline void tile(const float* x, const uint8_t* const* wc, const uint8_t* const*
     }
     const __m256 xl = _mm256_loadu_ps(x + kk), xh = _mm256_loadu_ps(x + kk + 8);
     for (int c = 0; c < kCols; ++c) {
-      const uint8_t* src = wc[c] + data + eb * kk;
+      const uint8_t* src = stream_at<T>(wc[c], kk, k);
       lo[c] = _mm256_fmadd_ps(xl, load8<T>(src, wc[c], kk, 0), lo[c]);
       hi[c] = _mm256_fmadd_ps(xh, load8<T>(src, wc[c], kk, 1), hi[c]);
     }
@@ -88,7 +87,7 @@ inline void tile(const float* x, const uint8_t* const* wc, const uint8_t* const*
     const __m256 xl = _mm256_maskload_ps(x + kk, ml), xh = _mm256_maskload_ps(x + kk + 8, mh);
     for (int c = 0; c < kCols; ++c) {
       alignas(32) uint8_t pad[64] = {};
-      std::memcpy(pad, wc[c] + data + eb * kk, static_cast<size_t>(eb * (k - kk)));
+      std::memcpy(pad, stream_at<T>(wc[c], kk, k), static_cast<size_t>(eb * (k - kk)));
       lo[c] = _mm256_fmadd_ps(xl, load8<T>(pad, wc[c], kk, 0), lo[c]);
       hi[c] = _mm256_fmadd_ps(xh, load8<T>(pad, wc[c], kk, 1), hi[c]);
     }
