@@ -1,14 +1,17 @@
 // Strict-mode kernel cost against OpenBLAS sgemm (the BLAS Debian's libtorch
 // calls for torch::linear once libopenblas0 is installed), in the same run.
 //
-//   reprox_bench_kernels [--threads N] [--quick] [--weight-types]
-//   (--weight-types: only the f16 / bf16 / q8 section)
+//   reprox_bench_kernels [--threads N] [--quick] [--weight-types] [--attention]
+//   (--weight-types: only the f16 / bf16 / q8 section; --attention: only
+//   attention and the row-wise ops)
 //
 // Prints, per shape: strict and OpenBLAS time, GFLOP/s, weight GB/s and the
 // strict/OpenBLAS time ratio; decode (M = 1) both with the weights hot in
 // cache and cold (cycling through copies larger than the caches), with
 // memcpy and read bandwidth as the anchors. Then the strict linear with f16,
-// bf16 and q8 weights against f32 (bench_weight_types.hpp).
+// bf16 and q8 weights against f32 (bench_weight_types.hpp), and attention and
+// the row-wise ops against their scalar path and a BLAS attention
+// (bench_attention.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/kernels/bench_attention.hpp"
 #include "benchmarks/kernels/bench_weight_types.hpp"
 #include "benchmarks/kernels/timing.hpp"
 #include "engine/kernels/kernels.hpp"
@@ -92,7 +96,8 @@ Row bench_cold(std::mt19937& rng, int m, int k, int n, size_t total_bytes) {
   return r;
 }
 
-void bench_bandwidth(size_t bytes) {
+// Prints memcpy and read-only stream bandwidth; returns the read-only one, GB/s.
+double bench_bandwidth(size_t bytes) {
   std::vector<char> src(bytes, 1), dst(bytes, 2);
   const double copy_s = time_call([&] { std::memcpy(dst.data(), src.data(), bytes); }, 0.3, 3);
   const std::vector<uint64_t> words(bytes / 8, 3);
@@ -105,25 +110,31 @@ void bench_bandwidth(size_t bytes) {
   (void)sink;
   std::printf("memcpy %zu MB: %.1f GB/s (read+write), %.1f GB/s copied; read-only stream: %.1f GB/s\n", bytes >> 20,
               2.0 * bytes / copy_s * 1e-9, bytes / copy_s * 1e-9, bytes / read_s * 1e-9);
+  return bytes / read_s * 1e-9;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int threads = 1;
-  bool quick = false, weight_types_only = false;
+  bool quick = false, weight_types_only = false, attention_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     if (arg == "--quick") quick = true;
     if (arg == "--weight-types") weight_types_only = true;
+    if (arg == "--attention") attention_only = true;
   }
   reprox::kernels::set_num_threads(threads);
   openblas_set_num_threads(threads);
   std::printf("strict kernels: isa %s, %d thread(s); OpenBLAS sgemm %d thread(s); mode %s\n",
               reprox::kernels::isa_name(reprox::kernels::active_isa()), threads, threads,
               reprox::kernels::numeric_mode_id());
-  bench_bandwidth(size_t(512) << 20);
+  const double read_gbps = bench_bandwidth(size_t(512) << 20);
+  if (attention_only) {
+    reprox::bench::bench_attention(quick, read_gbps);
+    return 0;
+  }
   if (weight_types_only) {
     reprox::bench::bench_weight_types(quick);
     return 0;
@@ -150,5 +161,6 @@ int main(int argc, char** argv) {
   std::printf("-- lm_head\n");
   print_row(bench_hot(rng, 8, 576, 151669));
   reprox::bench::bench_weight_types(quick);
+  reprox::bench::bench_attention(quick, read_gbps);
   return 0;
 }

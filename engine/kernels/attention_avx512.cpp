@@ -1,21 +1,14 @@
-// AVX-512 causal attention in the canonical two-pass order (kernels.hpp):
-// scores for 16 keys at a time (one accumulator per key, reduce16 finishes
-// all 16 dots at once), exact max, exp, a 16-lane denominator whose lane is
-// the key's absolute position mod 16, then V accumulated key by key.
-//
-// Up to kAttentionQueryBlock consecutive queries of one head run together,
-// key block by key block, so that a block of keys (and later of values) is
-// read from memory once for all of them and then from L1: on a long context
-// the cache is far larger than L2, and one query at a time re-read it from
-// L3 or DRAM per query. Each query keeps its own score row and its own
-// value accumulators (spilled to scratch between key blocks, which is exact),
-// so every output element sees the same operation sequence as alone.
+// AVX-512 causal attention in the canonical two-pass order (kernels.hpp),
+// on the query-block schedule of internal/attention_blocks.hpp: scores for
+// 16 keys at a time (one accumulator per key, reduce16 finishes all 16 dots
+// at once), exact max, exp, a 16-lane denominator whose lane is the key's
+// absolute position mod 16, then V accumulated key by key.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "engine/kernels/internal/attention_blocks.hpp"
 #include "engine/kernels/internal/avx512_math.hpp"
-#include "engine/kernels/internal/paths.hpp"
 
 namespace reprox::kernels::internal {
 namespace {
@@ -23,19 +16,13 @@ namespace {
 using avx512::acc_slot;
 using avx512::head_mask;
 
-// Keys per pass over a query block: 32 keys x head_dim 64 x 4 B = 8 KiB of
-// keys or values, which stays in L1 while the block's queries use it.
-constexpr int64_t kKeyBlock = 32;
-// Queries whose scores share each key row loaded (score_multi).
-constexpr int kQ = 2;
-
 // s[r][p0 .. p0 + 16/Q) = dot(q[r], k_p) * scale for Q queries (1, 2 or 4)
 // and keys p0..p0+count-1, 16 / Q keys at a time: lanes [r * 16/Q,
 // (r + 1) * 16/Q) belong to query r (one accumulator per query and key;
 // reduce16 finishes all 16 dots at once), and each key row loaded serves
 // all Q. Lanes past count hold garbage from repeating the last key.
 template <int Q>
-inline void score_multi(const float* const* q, const float* k, int64_t d, int64_t p0, int64_t count, __m512 scale,
+inline void score_multi(const float* const* q, const float* k, int64_t d, int64_t p0, int64_t count, float scale,
                         float* const* s) {
   constexpr int kKeys = 16 / Q;
   const float* kp[kKeys];
@@ -52,7 +39,7 @@ inline void score_multi(const float* const* q, const float* k, int64_t d, int64_
     }
   }
   alignas(64) float out[16];
-  _mm512_store_ps(out, _mm512_mul_ps(avx512::reduce16(acc), scale));
+  _mm512_store_ps(out, _mm512_mul_ps(avx512::reduce16(acc), _mm512_set1_ps(scale)));
   for (int r = 0; r < Q; ++r) std::memcpy(s[r] + p0, out + r * kKeys, sizeof(float) * kKeys);
 }
 
@@ -101,84 +88,33 @@ inline float exp_row(float* scores, int64_t keys) {
   return avx512::reduce_one(lanes);
 }
 
-// Queries i0 .. i0+nq-1 of head h. scratch: nq score rows of row floats
-// (a multiple of 16, at least the last query's key count rounded up), then
-// nq accumulator rows of head_dim floats.
-void query_block(const AttentionArgs& a, int64_t h, int64_t i0, int64_t nq, int64_t row, float* scratch) {
-  const int64_t d = a.head_dim;
-  const int64_t group = a.n_heads / a.n_kv_heads;
-  const __m512 scale = _mm512_set1_ps(static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
-  const float* k = a.k + (h / group) * a.kv_head_stride;
-  const float* v = a.v + (h / group) * a.kv_head_stride;
-  float* acc = scratch + nq * row;
-  const auto keys_of = [&](int64_t j) { return a.q_offset + i0 + j + 1; };
-  const auto q_of = [&](int64_t j) { return a.q + h * a.q_head_stride + (i0 + j) * a.q_token_stride; };
-  const int64_t all_keys = keys_of(nq - 1);
-  for (int64_t kb = 0; kb < all_keys; kb += kKeyBlock) {
-    int64_t j = 0;
-    for (; j + kQ <= nq; j += kQ) {  // query j + r sees r keys more than j
-      const float* qs[kQ];
-      float* ss[kQ];
-      for (int r = 0; r < kQ; ++r) {
-        qs[r] = q_of(j + r);
-        ss[r] = scratch + (j + r) * row;
-      }
-      const int64_t keys = std::min(keys_of(j + kQ - 1), kb + kKeyBlock);
-      for (int64_t p0 = kb; p0 < keys; p0 += 16 / kQ) {
-        score_multi<kQ>(qs, k, d, p0, std::min<int64_t>(16 / kQ, keys - p0), scale, ss);
-      }
-    }
-    for (; j < nq; ++j) {
-      const float* qj = q_of(j);
-      float* sj = scratch + j * row;
-      const int64_t keys = std::min(keys_of(j), kb + kKeyBlock);
-      for (int64_t p0 = kb; p0 < keys; p0 += 16) {
-        score_multi<1>(&qj, k, d, p0, std::min<int64_t>(16, keys - p0), scale, &sj);
-      }
-    }
+struct Avx512Ops {
+  static constexpr int kScoreQ = 2;  // queries whose scores share each key row loaded
+  static constexpr int64_t score_keys(int q) { return 16 / q; }
+  template <int Q>
+  static void score(const float* const* q, const float* k, int64_t d, int64_t p0, int64_t count, float scale,
+                    float* const* s) {
+    score_multi<Q>(q, k, d, p0, count, scale, s);
   }
-  float denom[kAttentionQueryBlock];
-  for (int64_t j = 0; j < nq; ++j) {
-    denom[j] = exp_row(scratch + j * row, keys_of(j));
-    std::fill(acc + j * d, acc + (j + 1) * d, 0.0f);
+  template <int Q>
+  static void accumulate(const float* const* e, const float* v, int64_t d, int64_t first, int64_t last,
+                         float* const* acc) {
+    accumulate_values<Q>(e, v, d, first, last, acc);
   }
-  for (int64_t kb = 0; kb < all_keys; kb += kKeyBlock) {
-    int64_t j = 0;
-    for (; j + 1 < nq; j += 2) {  // keys both queries see, then query j + 1's one more
-      const float* es[2] = {scratch + j * row, scratch + (j + 1) * row};
-      float* accs[2] = {acc + j * d, acc + (j + 1) * d};
-      const int64_t last_a = std::min(keys_of(j), kb + kKeyBlock) - 1;
-      const int64_t last_b = std::min(keys_of(j + 1), kb + kKeyBlock) - 1;
-      if (last_a >= kb) accumulate_values<2>(es, v, d, kb, last_a, accs);
-      if (last_b > last_a) accumulate_values<1>(es + 1, v, d, std::max(kb, last_a + 1), last_b, accs + 1);
-    }
-    for (; j < nq; ++j) {
-      const float* ej = scratch + j * row;
-      float* accj = acc + j * d;
-      const int64_t last = std::min(keys_of(j), kb + kKeyBlock) - 1;
-      if (last >= kb) accumulate_values<1>(&ej, v, d, kb, last, &accj);
-    }
-  }
-  for (int64_t j = 0; j < nq; ++j) {
-    float* out = a.out + (i0 + j) * (a.n_heads * d) + h * d;
-    const __m512 den = _mm512_set1_ps(denom[j]);
+  static float exp_row(float* scores, int64_t keys) { return internal::exp_row(scores, keys); }
+  static void divide(const float* acc, float den, int64_t d, float* out) {
+    const __m512 dv = _mm512_set1_ps(den);
     for (int64_t d0 = 0; d0 < d; d0 += 16) {
       const __mmask16 m = head_mask(d - d0);
-      _mm512_mask_storeu_ps(out + d0, m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, acc + j * d + d0), den));
+      _mm512_mask_storeu_ps(out + d0, m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, acc + d0), dv));
     }
   }
-}
+};
 
 }  // namespace
 
 void attention_avx512(const AttentionArgs& a, int64_t begin, int64_t end, float* scratch) {
-  const int64_t row = (a.q_offset + a.t + 15) / 16 * 16;
-  for (int64_t item = begin; item < end;) {
-    const int64_t h = item / a.t, i = item % a.t;
-    const int64_t nq = std::min({kAttentionQueryBlock, a.t - i, end - item});
-    query_block(a, h, i, nq, row, scratch);
-    item += nq;
-  }
+  attention_items<Avx512Ops>(a, begin, end, scratch);
 }
 
 }  // namespace reprox::kernels::internal

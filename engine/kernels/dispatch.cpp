@@ -140,28 +140,33 @@ void linear(const float* x, int64_t m, int64_t k, const float* w, int64_t n, con
 
 void rms_norm(const float* x, int64_t rows, int64_t d, const float* weight, float eps, float* y) {
   if (active_isa() == Isa::kAvx512) internal::rms_norm_avx512(x, rows, d, weight, eps, y);
+  else if (active_isa() == Isa::kAvx2) internal::rms_norm_avx2(x, rows, d, weight, eps, y);
   else internal::rms_norm_scalar(x, rows, d, weight, eps, y);
 }
 
 void layer_norm(const float* x, int64_t rows, int64_t d, const float* weight, const float* bias, float eps,
                 float* y) {
   if (active_isa() == Isa::kAvx512) internal::layer_norm_avx512(x, rows, d, weight, bias, eps, y);
+  else if (active_isa() == Isa::kAvx2) internal::layer_norm_avx2(x, rows, d, weight, bias, eps, y);
   else internal::layer_norm_scalar(x, rows, d, weight, bias, eps, y);
 }
 
 void silu_mul(const float* gate, const float* up, int64_t count, float* out) {
   if (active_isa() == Isa::kAvx512) internal::silu_mul_avx512(gate, up, count, out);
+  else if (active_isa() == Isa::kAvx2) internal::silu_mul_avx2(gate, up, count, out);
   else internal::silu_mul_scalar(gate, up, count, out);
 }
 
 void gelu_tanh(const float* x, int64_t count, float* out) {
   if (active_isa() == Isa::kAvx512) internal::gelu_tanh_avx512(x, count, out);
+  else if (active_isa() == Isa::kAvx2) internal::gelu_tanh_avx2(x, count, out);
   else internal::gelu_tanh_scalar(x, count, out);
 }
 
 void apply_rope(float* x, int64_t heads, int64_t t, int64_t d, int64_t head_stride, int64_t token_stride,
                 const float* cos, const float* sin) {
   if (active_isa() == Isa::kAvx512) internal::rope_avx512(x, heads, t, d, head_stride, token_stride, cos, sin);
+  else if (active_isa() == Isa::kAvx2) internal::rope_avx2(x, heads, t, d, head_stride, token_stride, cos, sin);
   else internal::rope_scalar(x, heads, t, d, head_stride, token_stride, cos, sin);
 }
 
@@ -171,6 +176,7 @@ void causal_attention(const AttentionArgs& a) {
   const int64_t scratch = internal::attention_scratch_floats(a);
   void (*path)(const AttentionArgs&, int64_t, int64_t, float*) = internal::attention_scalar;
   if (active_isa() == Isa::kAvx512) path = internal::attention_avx512;
+  if (active_isa() == Isa::kAvx2) path = internal::attention_avx2;
   if (a.on_calling_thread) {
     thread_local std::vector<float> scores;
     if (static_cast<int64_t>(scores.size()) < scratch) scores.resize(static_cast<size_t>(scratch));

@@ -9,22 +9,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/kernels/internal/avx2_math.hpp"
 #include "engine/kernels/internal/paths.hpp"
 
 namespace reprox::kernels::internal {
 namespace {
 
-inline __m256i head_mask8(int64_t count) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp<int64_t>(count, 0, 8))), lane);
-}
-
-inline float tree(__m256 lo, __m256 hi) {
-  const __m256 a = _mm256_add_ps(lo, hi);
-  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-  return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
-}
+using avx2::head_mask8;
+using avx2::tree;
 
 // w'[kk + 8h .. kk + 8h + 8) of a weight row (see weight_loads_avx512.hpp).
 // `src` points at the row's element kk (or at a zero-padded copy of the

@@ -1,8 +1,8 @@
 #pragma once
 // Per-ISA entry points behind the public functions in kernels.hpp. Each one
 // implements the canonical sequence of internal/canonical.hpp; the dispatchers
-// pick one by active_isa(). Row-wise and elementwise ops have no AVX2 version:
-// on an AVX2-only CPU they run the scalar path (same bits).
+// pick one by active_isa(). The AVX2 paths need AVX2 and FMA (gemm_avx2 with
+// f16 weights F16C too), as detect_isa() checks.
 #include <cstdint>
 
 #include "engine/kernels/kernels.hpp"
@@ -34,27 +34,36 @@ bool has_f16c();
 int64_t row_distance(const WeightMatrix& w, int64_t k);
 
 // One (head, query) pair per index in [begin, end), index = h * t + i.
-// scratch: at least attention_scratch_floats(a) floats. The AVX-512 path
-// runs up to kAttentionQueryBlock consecutive queries of a head together.
+// scratch: at least attention_scratch_floats(a) floats. The
+// vector paths run up to kAttentionQueryBlock queries over one KV head
+// together (internal/attention_blocks.hpp).
 constexpr int64_t kAttentionQueryBlock = 16;
 inline int64_t attention_scratch_floats(const AttentionArgs& a) {
   return kAttentionQueryBlock * ((a.q_offset + a.t + 15) / 16 * 16 + a.head_dim);
 }
 void attention_scalar(const AttentionArgs& a, int64_t begin, int64_t end, float* scores);
+void attention_avx2(const AttentionArgs& a, int64_t begin, int64_t end, float* scores);
 void attention_avx512(const AttentionArgs& a, int64_t begin, int64_t end, float* scores);
 
 void rms_norm_scalar(const float* x, int64_t rows, int64_t d, const float* weight, float eps, float* y);
+void rms_norm_avx2(const float* x, int64_t rows, int64_t d, const float* weight, float eps, float* y);
 void rms_norm_avx512(const float* x, int64_t rows, int64_t d, const float* weight, float eps, float* y);
 void layer_norm_scalar(const float* x, int64_t rows, int64_t d, const float* weight, const float* bias, float eps,
                        float* y);
+void layer_norm_avx2(const float* x, int64_t rows, int64_t d, const float* weight, const float* bias, float eps,
+                     float* y);
 void layer_norm_avx512(const float* x, int64_t rows, int64_t d, const float* weight, const float* bias, float eps,
                        float* y);
 void silu_mul_scalar(const float* gate, const float* up, int64_t count, float* out);
+void silu_mul_avx2(const float* gate, const float* up, int64_t count, float* out);
 void silu_mul_avx512(const float* gate, const float* up, int64_t count, float* out);
 void gelu_tanh_scalar(const float* x, int64_t count, float* out);
+void gelu_tanh_avx2(const float* x, int64_t count, float* out);
 void gelu_tanh_avx512(const float* x, int64_t count, float* out);
 void rope_scalar(float* x, int64_t heads, int64_t t, int64_t d, int64_t head_stride, int64_t token_stride,
                  const float* cos, const float* sin);
+void rope_avx2(float* x, int64_t heads, int64_t t, int64_t d, int64_t head_stride, int64_t token_stride,
+               const float* cos, const float* sin);
 void rope_avx512(float* x, int64_t heads, int64_t t, int64_t d, int64_t head_stride, int64_t token_stride,
                  const float* cos, const float* sin);
 

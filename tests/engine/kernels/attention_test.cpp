@@ -128,6 +128,11 @@ TEST(Attention, ThreadsAndIsaDoNotChangeBits) {
         const std::vector<float> got = run(s, 0, 70, 70);
         ASSERT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
             << isa_name(isa) << " threads " << threads << " d " << c.d;
+        // A decode step: one query per head, the heads of a KV group together.
+        const int64_t row = c.n_heads * c.d;
+        const std::vector<float> step = run(s, 69, 1, 80);
+        ASSERT_TRUE(same_bits(ref.data() + 69 * row, step.data(), row))
+            << "decode " << isa_name(isa) << " threads " << threads << " d " << c.d;
       }
     }
   }
