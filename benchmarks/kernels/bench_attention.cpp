@@ -9,27 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/kernels/bench_common.hpp"
 #include "benchmarks/kernels/timing.hpp"
 #include "engine/kernels/kernels.hpp"
-
-extern "C" {
-void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,
-                 const float* b, int ldb, float beta, float* c, int ldc);
-}
 
 namespace reprox::bench {
 namespace {
 
 namespace k = reprox::kernels;
-
-constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
-
-std::vector<float> random_vec(std::mt19937& rng, size_t n, float sd) {
-  std::normal_distribution<float> dist(0.0f, sd);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // A ~1B Llama shape: 32 query heads over 8 KV heads of 64.
 struct Shape {
@@ -141,7 +128,9 @@ void bench_attention(bool quick, double read_gbps) {
     attention_row(rng, 1, ctx - 1, read_gbps);
   }
   std::printf("-- prefill\n");
-  for (int64_t t : quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 512}) attention_row(rng, t, 0, read_gbps);
+  for (int64_t t : quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 512}) {
+    attention_row(rng, t, 0, read_gbps);
+  }
   std::printf("-- prefill after a cached prefix (a later turn)\n");
   attention_row(rng, 128, quick ? 512 : 2048, read_gbps);
 

@@ -23,29 +23,19 @@
 #include <vector>
 
 #include "benchmarks/kernels/bench_attention.hpp"
+#include "benchmarks/kernels/bench_common.hpp"
 #include "benchmarks/kernels/bench_weight_types.hpp"
 #include "benchmarks/kernels/timing.hpp"
 #include "engine/kernels/kernels.hpp"
 
-extern "C" {
-void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,
-                 const float* b, int ldb, float beta, float* c, int ldc);
-void openblas_set_num_threads(int threads);
-}
-
 namespace {
 
-constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
-
-
+using reprox::bench::kNoTrans;
+using reprox::bench::kRowMajor;
+using reprox::bench::kTrans;
 using reprox::bench::time_call;
 
-std::vector<float> random_vec(std::mt19937& rng, size_t n) {
-  std::normal_distribution<float> dist(0.0f, 0.05f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+std::vector<float> random_vec(std::mt19937& rng, size_t n) { return reprox::bench::random_vec(rng, n, 0.05f); }
 
 void openblas_linear(const float* x, int m, int k, const float* w, int n, float* y) {
   cblas_sgemm(kRowMajor, kNoTrans, kTrans, m, n, k, 1.0f, x, k, w, k, 0.0f, y, n);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/kernels/bench_common.hpp"
 #include "benchmarks/kernels/timing.hpp"
 #include "engine/kernels/kernels.hpp"
 
@@ -60,10 +61,8 @@ std::vector<uint8_t> spread_rows(const std::vector<uint8_t>& packed, int64_t n, 
 // its matrix from DRAM.
 double time_linear(WeightType type, int m, int k, int n, bool cold, int64_t row_bytes = 0) {
   std::mt19937 rng(7);
-  std::normal_distribution<float> dist(0.0f, 0.05f);
-  std::vector<float> w0(size_t(n) * k), x(size_t(m) * k), y(size_t(m) * n);
-  for (float& v : w0) v = dist(rng);
-  for (float& v : x) v = dist(rng);
+  const std::vector<float> w0 = random_vec(rng, size_t(n) * k, 0.05f), x = random_vec(rng, size_t(m) * k, 0.05f);
+  std::vector<float> y(size_t(m) * n);
   std::vector<uint8_t> one = encode(w0, n, k, type);
   if (row_bytes > 0) one = spread_rows(one, n, k, type, row_bytes);
   const size_t copies = cold ? std::max<size_t>(2, (size_t(768) << 20) / one.size()) : 1;
