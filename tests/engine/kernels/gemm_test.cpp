@@ -12,12 +12,8 @@
 namespace reprox::kernels::test {
 namespace {
 
-struct Shape {
-  int64_t k, n;
-};
-
 // Model shapes (hidden 576, MLP 1536, head dims 64/128) plus awkward tails.
-const Shape kShapes[] = {{576, 576}, {576, 1536}, {1536, 576}, {64, 128}, {128, 64}, {7, 5}, {33, 19}, {200, 37}};
+const Shape kGemmShapes[] = {{576, 576}, {576, 1536}, {1536, 576}, {64, 128}, {128, 64}, {7, 5}, {33, 19}, {200, 37}};
 
 std::vector<float> run_linear(const std::vector<float>& x, int64_t m, int64_t k, const std::vector<float>& w, int64_t n,
                               const float* bias) {
@@ -28,7 +24,7 @@ std::vector<float> run_linear(const std::vector<float>& x, int64_t m, int64_t k,
 
 TEST(Gemm, RowAloneEqualsRowInsideRandomBatches) {
   std::mt19937 rng(11);
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kGemmShapes) {
     const std::vector<float> w = random_vec(rng, s.k * s.n, 0.05f);
     const std::vector<float> bias = random_vec(rng, s.n);
     for (int trial = 0; trial < 6; ++trial) {
@@ -68,7 +64,7 @@ TEST(Gemm, StridedInputAndOutputMatchContiguous) {
 
 TEST(Gemm, MatchesDoubleReference) {
   std::mt19937 rng(13);
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kGemmShapes) {
     const int64_t m = 5;
     const std::vector<float> x = random_vec(rng, m * s.k), w = random_vec(rng, s.k * s.n), bias = random_vec(rng, s.n);
     const std::vector<float> y = run_linear(x, m, s.k, w, s.n, bias.data());
@@ -88,7 +84,7 @@ TEST(Gemm, MatchesDoubleReference) {
 TEST(Gemm, ThreadCountDoesNotChangeBits) {
   SettingsGuard guard;
   std::mt19937 rng(14);
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kGemmShapes) {
     for (int64_t m : {1, 3, 64}) {
       const std::vector<float> x = random_vec(rng, m * s.k), w = random_vec(rng, s.k * s.n);
       set_num_threads(1);
@@ -133,7 +129,7 @@ TEST(Gemm, LinearManyEqualsSeparateCalls) {
 TEST(Gemm, EveryIsaGivesTheScalarBits) {
   SettingsGuard guard;
   std::mt19937 rng(15);
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kGemmShapes) {
     for (int64_t m : {1, 4, 7, 70}) {
       const std::vector<float> x = random_vec(rng, m * s.k), w = random_vec(rng, s.k * s.n), b = random_vec(rng, s.n);
       ASSERT_EQ(set_isa(Isa::kScalar), Isa::kScalar);

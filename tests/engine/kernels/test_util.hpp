@@ -1,6 +1,6 @@
 #pragma once
-// Helpers shared by the kernel tests: seeded random buffers, bitwise
-// comparison, and a guard that restores the ISA / thread settings.
+// Helpers shared by the kernel tests: weight shapes, seeded random buffers,
+// bitwise comparison, and a guard that restores the ISA / thread settings.
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -9,6 +9,11 @@
 #include "engine/kernels/kernels.hpp"
 
 namespace reprox::kernels::test {
+
+// A linear's weight shape: k inputs, n outputs.
+struct Shape {
+  int64_t k, n;
+};
 
 inline std::vector<float> random_vec(std::mt19937& rng, size_t n, float scale = 1.0f) {
   std::normal_distribution<float> dist(0.0f, scale);

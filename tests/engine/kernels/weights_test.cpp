@@ -12,10 +12,7 @@
 namespace reprox::kernels::test {
 namespace {
 
-struct Shape {
-  int64_t k, n;
-};
-const Shape kShapes[] = {{576, 576}, {576, 1536}, {64, 128}, {7, 5}, {33, 19}, {200, 37}, {48, 16}};
+const Shape kWeightShapes[] = {{576, 576}, {576, 1536}, {64, 128}, {7, 5}, {33, 19}, {200, 37}, {48, 16}};
 const WeightType kTypes[] = {WeightType::kF16, WeightType::kBF16, WeightType::kQ8};
 
 // A weight matrix [n, k] of type `type` as raw bytes.
@@ -77,7 +74,7 @@ TEST(GemmWeights, EqualsFp32OnWidenedWeightsOnEveryIsa) {
   SettingsGuard guard;
   std::mt19937 rng(21);
   for (WeightType type : kTypes) {
-    for (const Shape& s : kShapes) {
+    for (const Shape& s : kWeightShapes) {
       const TypedWeights w = make_weights(rng, type, s.n, s.k);
       const std::vector<float> wide = w.widened(), b = random_vec(rng, s.n);
       for (int64_t m : {1, 3, 4, 7, 70}) {

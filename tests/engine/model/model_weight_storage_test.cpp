@@ -26,7 +26,7 @@ using testutil::load_error;
 using testutil::bitwise_equal;
 using testutil::max_abs_diff;
 
-std::string make_model(const std::string& name, const std::string& arch, const std::string& dtype,
+std::string make_stored_model(const std::string& name, const std::string& arch, const std::string& dtype,
                        int64_t hidden = 0) {
   const std::string dir = testutil::scratch_dir("storage_" + name);
   engine::TinyModelOptions o = testutil::tiny_options(arch, dir);
@@ -41,7 +41,7 @@ std::string make_model(const std::string& name, const std::string& arch, const s
   return dir;
 }
 
-std::unique_ptr<engine::Model> load(const std::string& dir, const std::string& weights) {
+std::unique_ptr<engine::Model> load_stored(const std::string& dir, const std::string& weights) {
   engine::LoadOptions options;
   options.weights = weights;
   options.progress = false;
@@ -65,7 +65,7 @@ Outputs run(const engine::Model& m, const std::vector<int32_t>& prompt, int step
   return r;
 }
 
-struct Case {
+struct StorageCase {
   std::string arch, dtype;
   // Hidden size (0: the tiny default). 1024 makes fp32 rows 4 KiB, which the
   // loader keeps one cache line apart, while 16-bit rows stay back to back.
@@ -73,13 +73,13 @@ struct Case {
   std::string name() const { return arch + "_" + dtype + (hidden > 0 ? "_hidden" + std::to_string(hidden) : ""); }
 };
 
-class SixteenBitTest : public ::testing::TestWithParam<Case> {};
+class SixteenBitTest : public ::testing::TestWithParam<StorageCase> {};
 
 TEST_P(SixteenBitTest, KeptSixteenBitEqualsUpcastBitwise) {
-  const Case& c = GetParam();
-  const std::string dir = make_model(c.name(), c.arch, c.dtype, c.hidden);
-  const auto kept = load(dir, "auto");
-  const auto upcast = load(dir, "f32");
+  const StorageCase& c = GetParam();
+  const std::string dir = make_stored_model(c.name(), c.arch, c.dtype, c.hidden);
+  const auto kept = load_stored(dir, "auto");
+  const auto upcast = load_stored(dir, "f32");
   EXPECT_EQ(kept->weights_mode(), c.dtype);
   EXPECT_EQ(upcast->weights_mode(), "f32");
   EXPECT_LT(kept->weight_bytes(), upcast->weight_bytes() * 0.55);
@@ -88,7 +88,7 @@ TEST_P(SixteenBitTest, KeptSixteenBitEqualsUpcastBitwise) {
   EXPECT_TRUE(bitwise_equal(a.logits, b.logits)) << "differs by " << max_abs_diff(a.logits, b.logits);
   EXPECT_EQ(a.tokens, b.tokens);
   // An fp32 checkpoint converted at load behaves like the 16-bit checkpoint.
-  const auto converted = load(make_model(c.name() + "_from_f32", c.arch, "f32", c.hidden), c.dtype);
+  const auto converted = load_stored(make_stored_model(c.name() + "_from_f32", c.arch, "f32", c.hidden), c.dtype);
   EXPECT_EQ(converted->weights_mode(), c.dtype);
   EXPECT_EQ(converted->weight_bytes(), kept->weight_bytes());
   if (c.hidden == 1024) {  // the upcast rows were in fact kept apart, the 16-bit ones not
@@ -103,10 +103,10 @@ TEST_P(SixteenBitTest, KeptSixteenBitEqualsUpcastBitwise) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, SixteenBitTest,
-                         ::testing::Values(Case{"qwen3", "bf16"}, Case{"qwen3", "f16"}, Case{"llama", "bf16"},
-                                           Case{"gpt2", "bf16"}, Case{"gpt2", "f16"},
-                                           Case{"llama", "f16", 1024}),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
+                         ::testing::Values(StorageCase{"qwen3", "bf16"}, StorageCase{"qwen3", "f16"},
+                                           StorageCase{"llama", "bf16"}, StorageCase{"gpt2", "bf16"},
+                                           StorageCase{"gpt2", "f16"}, StorageCase{"llama", "f16", 1024}),
+                         [](const ::testing::TestParamInfo<StorageCase>& info) { return info.param.name(); });
 
 bool is_matrix(const std::string& name) {
   for (const char* suffix : {"proj.weight", "embed_tokens.weight", "lm_head.weight"}) {
@@ -143,12 +143,12 @@ void dequantize_in_place(const std::string& dir) {
 
 TEST(Q8Weights, EqualsFp32OnDequantizedWeightsBitwise) {
   for (const std::string arch : {"qwen3", "llama"}) {
-    const std::string dir = make_model("q8_" + arch, arch, "f32");
-    const auto q8 = load(dir, "q8");
+    const std::string dir = make_stored_model("q8_" + arch, arch, "f32");
+    const auto q8 = load_stored(dir, "q8");
     EXPECT_EQ(q8->weights_mode(), "q8");
-    const std::string deq = make_model("q8_deq_" + arch, arch, "f32");
+    const std::string deq = make_stored_model("q8_deq_" + arch, arch, "f32");
     dequantize_in_place(deq);
-    const auto f32 = load(deq, "f32");
+    const auto f32 = load_stored(deq, "f32");
     const auto prompt = testutil::prompt_tokens(30, q8->config().vocab_size, 4);
     const Outputs a = run(*q8, prompt), b = run(*f32, prompt);
     EXPECT_TRUE(bitwise_equal(a.logits, b.logits)) << arch << " differs by " << max_abs_diff(a.logits, b.logits);
@@ -157,9 +157,9 @@ TEST(Q8Weights, EqualsFp32OnDequantizedWeightsBitwise) {
 }
 
 TEST(Q8Weights, StaysCloseToFp32AndIsAboutAQuarterOfTheBytes) {
-  const std::string dir = make_model("q8_close", "qwen3", "f32");
-  const auto q8 = load(dir, "q8");
-  const auto f32 = load(dir, "auto");
+  const std::string dir = make_stored_model("q8_close", "qwen3", "f32");
+  const auto q8 = load_stored(dir, "q8");
+  const auto f32 = load_stored(dir, "auto");
   const auto prompt = testutil::prompt_tokens(30, q8->config().vocab_size, 6);
   const Outputs a = run(*q8, prompt, 0), b = run(*f32, prompt, 0);
   // Within 5% of the logits' range, and the same top-1 token at most positions.
@@ -171,7 +171,7 @@ TEST(Q8Weights, StaysCloseToFp32AndIsAboutAQuarterOfTheBytes) {
 }
 
 TEST(WeightStorage, OptionErrorsAreClear) {
-  const std::string dir = make_model("option_errors", "qwen3", "f32");
+  const std::string dir = make_stored_model("option_errors", "qwen3", "f32");
   engine::LoadOptions options;
   options.weights = "q4";
   EXPECT_NE(load_error(dir, options).find("unsupported weights 'q4' (supported: auto, f32, f16, bf16, q8)"),
@@ -200,9 +200,9 @@ void rewrite(const std::string& dir, Edit edit) {
 }
 
 TEST(WeightStorage, AnUnusableDtypeNamesTheFileAndTheTensor) {
-  const std::string dir = make_model("bad_dtype", "qwen3", "f32");
+  const std::string dir = make_stored_model("bad_dtype", "qwen3", "f32");
   rewrite(dir, [](engine::TensorToWrite&) {});
-  EXPECT_NO_THROW(load(dir, "auto")) << "an unused I64 tensor must not stop the load";
+  EXPECT_NO_THROW(load_stored(dir, "auto")) << "an unused I64 tensor must not stop the load";
   rewrite(dir, [](engine::TensorToWrite& t) {
     if (t.name == "model.layers.0.self_attn.k_proj.weight") {
       t.dtype = engine::DType::Other;
@@ -218,7 +218,7 @@ TEST(WeightStorage, AnUnusableDtypeNamesTheFileAndTheTensor) {
 }
 
 TEST(WeightStorage, AnUnknownDtypeNamesTheFileAndTheTensor) {
-  const std::string dir = make_model("unknown_dtype", "qwen3", "f32");
+  const std::string dir = make_stored_model("unknown_dtype", "qwen3", "f32");
   std::string text;
   {
     std::ifstream in(dir + "/model.safetensors", std::ios::binary);
@@ -235,7 +235,7 @@ TEST(WeightStorage, AnUnknownDtypeNamesTheFileAndTheTensor) {
 }
 
 TEST(WeightStorage, AWrongShapeNamesTheFile) {
-  const std::string dir = make_model("bad_shape", "qwen3", "bf16");
+  const std::string dir = make_stored_model("bad_shape", "qwen3", "bf16");
   rewrite(dir, [](engine::TensorToWrite& t) {
     if (t.name == "model.layers.1.mlp.down_proj.weight") t.shape = {t.shape[1], t.shape[0]};
   });

@@ -8,6 +8,7 @@
 #include "proxy/cache/redis/redis_counter.hpp"
 #include "proxy/cache/redis/redis_store.hpp"
 #include "tests/proxy/cache/redis/redis_server.hpp"
+#include "tests/proxy/cache/redis/store_options.hpp"
 #include "tests/proxy/cache/redis/test_util.hpp"
 
 namespace reprox {
@@ -16,20 +17,8 @@ namespace {
 using namespace std::chrono_literals;
 using testing::get_sync;
 using testing::sample_generation;
-
-RedisStoreOptions opts(const testing::RedisServer& server) {
-  auto o = redis_store_options_from_url(server.url());
-  o.timeouts.command = 500ms;
-  o.get_deadline = 1000ms;
-  return o;
-}
-
-bool purge_sync(RedisStore& store, PurgeScope scope) {
-  std::promise<bool> done;
-  auto f = done.get_future();
-  store.purge(scope, [&done](bool ok) { done.set_value(ok); });
-  return f.get();
-}
+using testing::purge_sync;
+using testing::store_options;
 
 // Waits (bounded) until a pass that started after this call has completed.
 RedisTierCount next_pass(const RedisTierCounter& counter) {
@@ -49,7 +38,7 @@ long long strlen_of(const testing::RedisServer& server, const std::string& key) 
 
 TEST(RedisCounter, CountsLiveEntriesAndTheirBytes) {
   testing::RedisServer server;
-  RedisStore store(opts(server));
+  RedisStore store(store_options(server));
   RedisCounterOptions co;
   co.interval = 20ms;
   co.step_keys = 2;  // several SCAN steps per pass
@@ -76,7 +65,7 @@ TEST(RedisCounter, CountsLiveEntriesAndTheirBytes) {
 
 TEST(RedisCounter, PurgedEntriesAreNotCountedAndAreReclaimed) {
   testing::RedisServer server;
-  RedisStore store(opts(server));
+  RedisStore store(store_options(server));
   RedisCounterOptions co;
   co.interval = 20ms;
   RedisTierCounter counter(store, co);
@@ -97,7 +86,7 @@ TEST(RedisCounter, PurgedEntriesAreNotCountedAndAreReclaimed) {
 
 TEST(RedisCounter, LongNamesAndLargeValues) {
   testing::RedisServer server;
-  RedisStore store(opts(server));
+  RedisStore store(store_options(server));
   RedisCounterOptions co;
   co.interval = 20ms;
   RedisTierCounter counter(store, co);
@@ -121,7 +110,7 @@ TEST(RedisCounter, LongNamesAndLargeValues) {
 
 TEST(RedisCounter, KeepsTheLastCountWhileRedisIsDown) {
   testing::RedisServer server;
-  auto o = opts(server);
+  auto o = store_options(server);
   o.timeouts.command = 50ms;
   o.get_deadline = 50ms;
   RedisStore store(o);
@@ -150,7 +139,7 @@ TEST(RedisCounter, KeepsTheLastCountWhileRedisIsDown) {
 
 TEST(RedisScripts, LookupsSurviveAScriptFlush) {
   testing::RedisServer server;
-  RedisStore store(opts(server));
+  RedisStore store(store_options(server));
   store.put("k", sample_generation("x"), 60s);
   ASSERT_EQ(get_sync(store, "k").status, LookupStatus::hit);
   // Lookups go by EVALSHA: after SCRIPT FLUSH Redis answers NOSCRIPT, and

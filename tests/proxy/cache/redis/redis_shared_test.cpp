@@ -10,6 +10,7 @@
 #include "proxy/cache/redis/redis_store.hpp"
 #include "proxy/cache/tiered_store.hpp"
 #include "tests/proxy/cache/redis/redis_server.hpp"
+#include "tests/proxy/cache/redis/store_options.hpp"
 #include "tests/proxy/cache/redis/test_util.hpp"
 
 namespace reprox {
@@ -19,26 +20,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::get_sync;
 using testing::sample_generation;
-
-RedisStoreOptions opts(const testing::RedisServer& server, const char* id) {
-  auto o = redis_store_options_from_url(server.url());
-  o.timeouts.command = 500ms;
-  o.get_deadline = 1000ms;
-  o.epoch_poll = 20ms;
-  o.instance_id = id;
-  return o;
-}
-
-bool purge_sync(RedisStore& store, PurgeScope scope) {
-  std::promise<bool> done;
-  auto f = done.get_future();
-  store.purge(scope, [&done](bool ok) { done.set_value(ok); });
-  return f.get();
-}
+using testing::instance_options;
+using testing::purge_sync;
 
 TEST(RedisShared, WriteOnAIsAHitOnB) {
   testing::RedisServer server;
-  RedisStore a(opts(server, "a")), b(opts(server, "b"));
+  RedisStore a(instance_options(server, "a")), b(instance_options(server, "b"));
   auto g = sample_generation("shared");
   a.put("key", g, 60s);
   ASSERT_EQ(get_sync(a, "key").status, LookupStatus::hit);  // A's write has landed
@@ -49,7 +36,7 @@ TEST(RedisShared, WriteOnAIsAHitOnB) {
 
 TEST(RedisShared, PurgeOnAIsSeenByBAtOnce) {
   testing::RedisServer server;
-  RedisStore a(opts(server, "a")), b(opts(server, "b"));
+  RedisStore a(instance_options(server, "a")), b(instance_options(server, "b"));
   a.put("m1-a", sample_generation("x", 1, "m1", "ns-a"), 60s);
   a.put("m1-b", sample_generation("x", 1, "m1", "ns-b"), 60s);
   a.put("m2-a", sample_generation("x", 1, "m2", "ns-a"), 60s);
@@ -88,7 +75,7 @@ TEST(RedisShared, PurgeOnAIsSeenByBAtOnce) {
 TEST(RedisShared, PurgeOnADropsBsMemoryTier) {
   testing::RedisServer server;
   MemoryStore mem_a(MemoryStoreOptions{}), mem_b(MemoryStoreOptions{});
-  RedisStore redis_a(opts(server, "a")), redis_b(opts(server, "b"));
+  RedisStore redis_a(instance_options(server, "a")), redis_b(instance_options(server, "b"));
   TieredStore a(mem_a, redis_a), b(mem_b, redis_b);
   a.put("k", sample_generation("x", 1, "m1", "ns"), 60s);
   ASSERT_EQ(get_sync(redis_a, "k").status, LookupStatus::hit);
@@ -123,7 +110,7 @@ FlightLockResult acquire_sync(RedisFlightLock& lock, const std::string& key) {
 
 TEST(RedisShared, FollowerWaitsForTheLeadersResult) {
   testing::RedisServer server;
-  RedisStore a(opts(server, "a")), b(opts(server, "b"));
+  RedisStore a(instance_options(server, "a")), b(instance_options(server, "b"));
   FlightLockOptions fo{10000ms, 3000ms, 10ms};
   RedisFlightLock lock_a(a, fo), lock_b(b, fo);
   ASSERT_EQ(acquire_sync(lock_a, "k").outcome, FlightLockOutcome::leader);
@@ -147,7 +134,7 @@ TEST(RedisShared, FollowerWaitsForTheLeadersResult) {
 
 TEST(RedisShared, WaitIsBounded) {
   testing::RedisServer server;
-  RedisStore a(opts(server, "a")), b(opts(server, "b"));
+  RedisStore a(instance_options(server, "a")), b(instance_options(server, "b"));
   RedisFlightLock lock_a(a, FlightLockOptions{10000ms, 3000ms, 10ms});
   RedisFlightLock lock_b(b, FlightLockOptions{10000ms, 200ms, 10ms});
   ASSERT_EQ(acquire_sync(lock_a, "k").outcome, FlightLockOutcome::leader);
@@ -160,7 +147,7 @@ TEST(RedisShared, WaitIsBounded) {
 
 TEST(RedisShared, FollowerTakesOverWhenTheLeaderGivesUp) {
   testing::RedisServer server;
-  RedisStore a(opts(server, "a")), b(opts(server, "b"));
+  RedisStore a(instance_options(server, "a")), b(instance_options(server, "b"));
   FlightLockOptions fo{10000ms, 3000ms, 10ms};
   RedisFlightLock lock_a(a, fo), lock_b(b, fo);
   ASSERT_EQ(acquire_sync(lock_a, "k").outcome, FlightLockOutcome::leader);
@@ -178,7 +165,7 @@ TEST(RedisShared, FollowerTakesOverWhenTheLeaderGivesUp) {
 
 TEST(RedisShared, ConcurrentMissesOnTwoInstancesGenerateOnce) {
   testing::RedisServer server;
-  RedisStore a(opts(server, "a")), b(opts(server, "b"));
+  RedisStore a(instance_options(server, "a")), b(instance_options(server, "b"));
   FlightLockOptions fo{10000ms, 3000ms, 10ms};
   RedisFlightLock lock_a(a, fo), lock_b(b, fo);
   std::atomic<int> generations{0}, hits{0};

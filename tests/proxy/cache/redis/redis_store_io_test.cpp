@@ -12,6 +12,7 @@
 #include "proxy/cache/tiered_store.hpp"
 #include "tests/proxy/cache/redis/io_thread.hpp"
 #include "tests/proxy/cache/redis/redis_server.hpp"
+#include "tests/proxy/cache/redis/store_options.hpp"
 #include "tests/proxy/cache/redis/test_util.hpp"
 
 namespace reprox {
@@ -21,21 +22,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::get_sync;
 using testing::sample_generation;
-
-RedisStoreOptions opts(const testing::RedisServer& server, const char* id, std::atomic<int>* errors = nullptr) {
-  auto o = redis_store_options_from_url(server.url());
-  o.timeouts.command = 500ms;
-  o.get_deadline = 1000ms;
-  o.epoch_poll = 20ms;
-  o.instance_id = id;
-  if (errors) o.on_error = [errors](const char*) { ++*errors; };
-  return o;
-}
+using testing::instance_options;
 
 // A store whose gets run on an I/O thread, once its channel is connected.
 struct IoStore {
   IoStore(const testing::RedisServer& server, const char* id, std::atomic<int>* errors = nullptr)
-      : store(opts(server, id, errors)) {
+      : store(instance_options(server, id, errors)) {
     store.run_lookups_on({&io.io()});
   }
   // Gets on the I/O thread until one goes out on the channel (it connects
@@ -99,7 +91,7 @@ TEST(RedisStoreOnIo, AGetRightAfterAPutSeesIt) {
 
 TEST(RedisStoreOnIo, APurgeOnAnotherInstanceIsSeenAtOnce) {
   testing::RedisServer server;
-  RedisStore a(opts(server, "a"));
+  RedisStore a(instance_options(server, "a"));
   IoStore b(server, "b");
   ASSERT_TRUE(b.wait_channel());
   a.put("m1", sample_generation("x", 1, "m1", "ns"), 60s);
@@ -119,7 +111,7 @@ TEST(RedisStoreOnIo, APurgeOnAnotherInstanceIsSeenAtOnce) {
 TEST(RedisStoreOnIo, APausedRedisAnswersAMissWithinTheDeadlineAndCountsIt) {
   testing::RedisServer server;
   std::atomic<int> errors{0};
-  auto o = opts(server, "a", &errors);
+  auto o = instance_options(server, "a", &errors);
   o.get_deadline = 100ms;
   testing::IoThread io;
   RedisStore store(o);
