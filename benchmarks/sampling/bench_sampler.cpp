@@ -1,10 +1,15 @@
-// Sampling cost per step at a 152k vocabulary (Qwen-sized), by setting.
+// Sampling cost per step at a 152k vocabulary (Qwen-sized), by setting, on
+// the scalar path and on this CPU's widest ISA (the anchor: same run, same bits).
 // Speed is measured here, never asserted in unit tests.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <map>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "engine/kernels/kernels.hpp"
 #include "engine/sampling/sampler.hpp"
 
 namespace {
@@ -24,11 +29,18 @@ std::vector<float> model_like_logits(int32_t vocab, uint32_t seed) {
   return logits;
 }
 
+// range(0): logprobs off/on (top 5); range(1): the kernels' ISA (0 scalar,
+// 1 AVX2, 2 AVX-512), which picks the softmax's exp path.
 void run(benchmark::State& state, SamplingParams params) {
   constexpr int32_t kVocab = 152064;
   static const auto logits = model_like_logits(kVocab, 9);
   params.logprobs = state.range(0) != 0;
   params.top_logprobs = params.logprobs ? 5 : 0;
+  const auto isa = static_cast<reprox::kernels::Isa>(state.range(1));
+  if (reprox::kernels::set_isa(isa) != isa) {
+    state.SkipWithError("this CPU lacks the ISA");
+    return;
+  }
   SamplerScratch scratch;
   Sampler sampler(params, kVocab, 0);
   SampleResult result;
@@ -36,6 +48,7 @@ void run(benchmark::State& state, SamplingParams params) {
     sampler.sample(logits.data(), &result, &scratch);
     benchmark::DoNotOptimize(result.token);
   }
+  state.SetLabel(reprox::kernels::isa_name(isa));
 }
 
 SamplingParams make(double temperature, double top_p, int32_t top_k) {
@@ -47,15 +60,53 @@ SamplingParams make(double temperature, double top_p, int32_t top_k) {
   return p;
 }
 
-void BM_Greedy(benchmark::State& s) { run(s, make(0, 1, 0)); }
-void BM_Plain(benchmark::State& s) { run(s, make(1, 1, 0)); }
-void BM_TopP(benchmark::State& s) { run(s, make(0.8, 0.9, 0)); }
-void BM_TopK(benchmark::State& s) { run(s, make(0.8, 1, 40)); }
+// Prints the console table, then each setting's time on this CPU's widest
+// ISA against the scalar path in the same run (the same bits either way).
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
+      const std::string name = run.benchmark_name();
+      const size_t isa_at = name.rfind("/isa:");
+      seconds_[name.substr(0, isa_at)][name.substr(isa_at + 5)] = run.GetAdjustedRealTime();
+    }
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    const std::string best = std::to_string(static_cast<int>(reprox::kernels::best_isa()));
+    std::printf("\n%-28s %12s %12s %10s\n", "setting", "scalar (us)", "best (us)", "speed-up");
+    for (const auto& [setting, by_isa] : seconds_) {
+      const auto scalar = by_isa.find("0"), widest = by_isa.find(best);
+      if (scalar == by_isa.end() || widest == by_isa.end()) continue;
+      std::printf("%-28s %12.1f %12.1f %9.2fx\n", setting.c_str(), scalar->second, widest->second,
+                  scalar->second / widest->second);
+    }
+    std::printf("best ISA: %s\n", reprox::kernels::isa_name(reprox::kernels::best_isa()));
+  }
+
+ private:
+  std::map<std::string, std::map<std::string, double>> seconds_;
+};
 
 }  // namespace
 
-BENCHMARK(BM_Greedy)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Plain)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_TopP)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_TopK)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  const std::pair<const char*, SamplingParams> settings[] = {
+      {"BM_Greedy", make(0, 1, 0)}, {"BM_Plain", make(1, 1, 0)}, {"BM_TopP", make(0.8, 0.9, 0)},
+      {"BM_TopK", make(0.8, 1, 40)}};
+  std::vector<int64_t> isas{0};
+  if (reprox::kernels::best_isa() != reprox::kernels::Isa::kScalar) {
+    isas.push_back(static_cast<int64_t>(reprox::kernels::best_isa()));
+  }
+  for (const auto& [name, params] : settings) {
+    auto* b = benchmark::RegisterBenchmark(name, [params = params](benchmark::State& s) { run(s, params); });
+    b->ArgNames({"logprobs", "isa"})->ArgsProduct({{0, 1}, isas})->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

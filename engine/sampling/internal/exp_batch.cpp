@@ -10,12 +10,12 @@ void exp_shifted_scalar(const double* x, int64_t n, double shift, double* out) {
 }
 
 void exp_shifted(const double* x, int64_t n, double shift, double* out) {
-  // The kernels' CPU check (built with the baseline flags); AVX-512 there
-  // includes the F and DQ that exp_shifted_avx512 uses.
-  if (kernels::best_isa() == kernels::Isa::kAvx512) {
-    exp_shifted_avx512(x, n, shift, out);
-  } else {
-    exp_shifted_scalar(x, n, shift, out);
+  // The kernels' ISA in use (set_isa() never selects one this CPU lacks);
+  // AVX-512 there includes the F and DQ that exp_shifted_avx512 uses.
+  switch (kernels::active_isa()) {
+    case kernels::Isa::kAvx512: exp_shifted_avx512(x, n, shift, out); return;
+    case kernels::Isa::kAvx2: exp_shifted_avx2(x, n, shift, out); return;
+    default: exp_shifted_scalar(x, n, shift, out); return;
   }
 }
 

@@ -1,5 +1,6 @@
-// exp_shifted (the sampler's row softmax): the AVX-512 path gives the bits
-// of the scalar exp_inline for every element, including the edge cases.
+// exp_shifted (the sampler's row softmax): the AVX-512 and AVX2 paths give
+// the bits of the scalar exp_inline for every element, including the edge
+// cases.
 #include "engine/sampling/internal/exp_batch.hpp"
 
 #include "engine/kernels/kernels.hpp"
@@ -30,25 +31,44 @@ std::vector<double> inputs() {
   return x;
 }
 
-TEST(ExpBatch, VectorPathHasTheScalarBits) {
+using ExpPath = void (*)(const double*, int64_t, double, double*);
+
+void expect_scalar_bits(ExpPath path) {
   const std::vector<double> x = inputs();
   for (double shift : {0.0, 3.25, -12.0}) {
-    for (size_t n : {x.size(), size_t{1}, size_t{7}, size_t{9}, size_t{23}}) {
+    for (size_t n : {x.size(), size_t{1}, size_t{3}, size_t{7}, size_t{9}, size_t{23}}) {
       std::vector<double> want(n), got(n, -1.0);
       exp_shifted_scalar(x.data(), static_cast<int64_t>(n), shift, want.data());
-      if (kernels::best_isa() != kernels::Isa::kAvx512) GTEST_SKIP() << "no AVX-512";
-      exp_shifted_avx512(x.data(), static_cast<int64_t>(n), shift, got.data());
+      path(x.data(), static_cast<int64_t>(n), shift, got.data());
       for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same_bits(want[i], got[i])) << "x=" << x[i] << " shift=" << shift;
     }
   }
 }
 
-TEST(ExpBatch, InPlaceMatchesOutOfPlace) {
-  std::vector<double> x = inputs();
+TEST(ExpBatch, Avx512PathHasTheScalarBits) {
+  if (kernels::best_isa() != kernels::Isa::kAvx512) GTEST_SKIP() << "no AVX-512";
+  expect_scalar_bits(exp_shifted_avx512);
+}
+
+TEST(ExpBatch, Avx2PathHasTheScalarBits) {
+  if (kernels::best_isa() == kernels::Isa::kScalar) GTEST_SKIP() << "no AVX2";
+  expect_scalar_bits(exp_shifted_avx2);
+}
+
+TEST(ExpBatch, InPlaceMatchesOutOfPlaceOnEveryIsa) {
+  const std::vector<double> x = inputs();
   std::vector<double> want(x.size());
   exp_shifted_scalar(x.data(), static_cast<int64_t>(x.size()), 1.5, want.data());
-  exp_shifted(x.data(), static_cast<int64_t>(x.size()), 1.5, x.data());
-  for (size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(same_bits(want[i], x[i])) << i;
+  const kernels::Isa saved = kernels::active_isa();
+  for (kernels::Isa isa : {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx512}) {
+    if (kernels::set_isa(isa) != isa) continue;  // this CPU lacks it
+    std::vector<double> y = x;
+    exp_shifted(y.data(), static_cast<int64_t>(y.size()), 1.5, y.data());
+    for (size_t i = 0; i < y.size(); ++i) {
+      ASSERT_TRUE(same_bits(want[i], y[i])) << kernels::isa_name(isa) << " element " << i;
+    }
+  }
+  kernels::set_isa(saved);
 }
 
 }  // namespace
