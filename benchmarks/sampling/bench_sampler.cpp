@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "engine/kernels/kernels.hpp"
 #include "engine/sampling/sampler.hpp"
 
@@ -64,6 +66,8 @@ SamplingParams make(double temperature, double top_p, int32_t top_k) {
 // ISA against the scalar path in the same run (the same bits either way).
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
+  explicit RatioReporter(OutputOptions options) : ConsoleReporter(options) {}
+
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
@@ -105,7 +109,9 @@ int main(int argc, char** argv) {
     b->ArgNames({"logprobs", "isa"})->ArgsProduct({{0, 1}, isas})->Unit(benchmark::kMicrosecond);
   }
   benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
+  // Colour only on a terminal: a custom reporter does not read --benchmark_color.
+  RatioReporter reporter(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                 : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;

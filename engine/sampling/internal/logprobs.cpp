@@ -37,17 +37,31 @@ void select_top_logprobs(const double* x, int32_t n, const RawLogSoftmax& raw, i
   if (k <= 0) return;
   const size_t limit = static_cast<size_t>(k);
   // `out` stays sorted best first; ids arrive ascending, so an equal logprob
-  // never displaces an earlier (lower) id.
+  // never displaces an earlier (lower) id. logprob_of never decreases as x
+  // grows, so once `out` is full, an x not above the last entry's x cannot
+  // enter: `floor_x` skips those without computing their logprob. Until it
+  // is full every entry, -inf included, takes a slot.
+  double floor_x = -std::numeric_limits<double>::infinity();
+  bool full = false;
   for (int32_t i = 0; i < n; ++i) {
+    if (full) {
+      while (i < n && !(x[i] > floor_x)) ++i;
+      if (i == n) break;
+    }
     const float logprob = logprob_of(x[i], raw);
-    if (out->size() == limit && !(logprob > out->back().logprob)) continue;
-    if (out->size() < limit) out->push_back(TokenLogprob{});
+    if (full && !(logprob > out->back().logprob)) continue;
+    if (!full) out->push_back(TokenLogprob{});
     size_t slot = out->size() - 1;
     while (slot > 0 && logprob > (*out)[slot - 1].logprob) {
       (*out)[slot] = (*out)[slot - 1];
       --slot;
     }
     (*out)[slot] = TokenLogprob{i, logprob};
+    full = out->size() == limit;
+    if (full) {
+      const double last_x = x[out->back().id];
+      floor_x = last_x == last_x ? last_x : -std::numeric_limits<double>::infinity();  // NaN: no skipping
+    }
   }
 }
 
