@@ -2,8 +2,8 @@
 // softmax over the vocabulary. The AVX-512 and AVX2 paths compute eight or
 // four lanes with the same IEEE operations as exp_inline (separate multiply
 // and add, the same table, the same power-of-two scaling), so every element
-// has the bits of
-// the scalar call; lanes whose result is subnormal take the scalar call.
+// has the bits of the scalar call; lanes whose result is subnormal take the
+// scalar call.
 // The caller sums `out` in index order itself, which keeps that order fixed.
 #pragma once
 

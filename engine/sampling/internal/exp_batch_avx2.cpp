@@ -18,8 +18,8 @@ namespace {
 // Four 64-bit lanes, all ones where the 32-bit lane of `m` is all ones.
 inline __m256d widen_mask(__m128i m) { return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(m)); }
 
-// Four lanes of exp_inline(x); returns the lanes (as a 4-bit mask) that need
-// the scalar call (result subnormal or near overflow: exp_inline's ldexp branch).
+// Four lanes of exp_inline(x); sets *scalar_lanes to the lanes (a 4-bit
+// mask) that need the scalar call (result subnormal or near overflow: exp_inline's ldexp branch).
 inline __m256d exp4(__m256d x, int* scalar_lanes) {
   const __m256d above_low = _mm256_cmp_pd(x, _mm256_set1_pd(-745.2), _CMP_GT_OQ);  // false for NaN
   const __m256d is_nan = _mm256_cmp_pd(x, x, _CMP_UNORD_Q);
@@ -38,14 +38,13 @@ inline __m256d exp4(__m256d x, int* scalar_lanes) {
   const __m128i j = _mm_and_si128(k, _mm_set1_epi32(kExpTableSize - 1));
   const __m128i e = _mm_srai_epi32(_mm_sub_epi32(k, j), kExpTableBits);  // exact floor(k / 64)
   const __m256d mantissa = _mm256_mul_pd(_mm256_i32gather_pd(kExp2Table, j, 8), p);
-  const __m128i e_ok = _mm_andnot_si128(_mm_or_si128(_mm_cmplt_epi32(e, _mm_set1_epi32(-1022)),
-                                                     _mm_cmpgt_epi32(e, _mm_set1_epi32(1023))),
-                                        _mm_set1_epi32(-1));
+  const __m128i e_out_of_range = _mm_or_si128(_mm_cmplt_epi32(e, _mm_set1_epi32(-1022)),
+                                              _mm_cmpgt_epi32(e, _mm_set1_epi32(1023)));
   const __m256i biased = _mm256_cvtepi32_epi64(_mm_add_epi32(e, _mm_set1_epi32(1023)));
   const __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(biased, 52));
   __m256d y = _mm256_mul_pd(mantissa, scale);
   const __m256d normal = _mm256_andnot_pd(overflow, above_low);
-  *scalar_lanes = _mm256_movemask_pd(_mm256_andnot_pd(widen_mask(e_ok), normal));
+  *scalar_lanes = _mm256_movemask_pd(_mm256_and_pd(widen_mask(e_out_of_range), normal));
   y = _mm256_and_pd(normal, y);                                      // underflow and -inf: +0
   y = _mm256_blendv_pd(y, _mm256_set1_pd(__builtin_inf()), overflow);
   return _mm256_blendv_pd(y, x, is_nan);                             // NaN stays NaN
