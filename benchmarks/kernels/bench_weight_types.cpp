@@ -113,6 +113,8 @@ void bench_weight_types(bool quick) {
     row("prefill", m, 576, 1536, false);
     if (!quick) row("prefill", m, 1536, 576, false);
   }
+  if (!quick) row("prefill", 128, 2048, 2048, false);  // a ~1B model's attention projection
+  row("batch of 8 cold", 8, 2048, 2048, true);
   std::printf("\n-- rows a multiple of 4 KiB: packed vs one cache line apart (speed-up = packed time / padded time)\n");
   std::printf("%-36s %-5s %9s %9s %8s %8s %8s\n", "shape (y = x W^T)", "type", "packed ms", "padded ms", "GB/s",
               "GB/s", "speedup");

@@ -1,9 +1,10 @@
 // AVX2 GEMM in the canonical order: a 16-lane partial sum is a pair of ymm
-// registers (lanes 0..7 and 8..15); one row times four columns per pass,
-// each dot finished with the canonical tree. Weights of any storage type
-// are widened to fp32 in registers (f16 with F16C's vcvtph2ps, bf16 by a
-// 16-bit shift, q8 by sign extension, conversion and one multiply by the
-// block's scale), the same values as canonical::widen_row.
+// registers (lanes 0..7 and 8..15); each dot finished with the canonical
+// tree. Weights of any storage type are widened to fp32 (f16 with F16C's
+// vcvtph2ps, bf16 by a 16-bit shift, q8 by sign extension, conversion and
+// one multiply by the block's scale), the same values as
+// canonical::widen_row: in registers for a few rows of x (one row times four
+// columns per pass), into fp32 panels for more (two rows times three).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -87,12 +88,201 @@ inline void tile(const float* x, const uint8_t* const* wc, const uint8_t* const*
   for (int c = 0; c < kCols; ++c) out[c] = tree(lo[c], hi[c]);
 }
 
-// Column tiles outer, rows inner: a tile's kCols weight rows stay in L1
+// ---- the blocked path, for several rows of x ----
+// The row-at-a-time tile above widens every weight again for each row of x
+// (for q8 three vector operations per eight weights, beside one FMA). With
+// several rows, weights are widened once per block of kRowBlock rows into
+// fp32 panels, and a 2 x 3 register tile (two rows of x by three columns,
+// twelve ymm accumulators) runs the canonical dot over them:
+//   for a block of rows, for a block of kBlockCols columns, for each chunk
+//   of kChunk along k: widen the chunk of the block's weight rows (12 KB,
+//   stays in L1); for each pair of rows, for each tile of three columns:
+//   resume the tile's 16-lane partial sums, add the chunk, set them aside.
+// Each lane still takes its products in increasing k, and the tree runs
+// once after the last chunk, so the bits are those of tile() above.
+constexpr int kTileCols = 3;
+constexpr int kBlockTiles = 4;
+constexpr int64_t kBlockCols = kTileCols * kBlockTiles;
+constexpr int64_t kChunk = 256;  // a multiple of 16 lanes and of the q8 block
+constexpr int64_t kRowBlock = 48;
+static_assert(kChunk % 16 == 0 && kChunk % kQ8Block == 0);
+
+// Weights of one row at k in [k0, k0 + len) widened to fp32 into out; the
+// lanes of the last step past k are +0, as tile()'s zero-padded tail.
+template <WeightType T>
+inline void widen_chunk(const uint8_t* row, int64_t k, int64_t k0, int64_t len, float* out) {
+  constexpr int64_t eb = elem_bytes(T);
+  int64_t kk = k0;
+  for (; kk + 16 <= k0 + len; kk += 16) {
+    const uint8_t* src = stream_at<T>(row, kk, k);
+    _mm256_store_ps(out + (kk - k0), load8<T>(src, row, kk, 0));
+    _mm256_store_ps(out + (kk - k0) + 8, load8<T>(src, row, kk, 1));
+  }
+  if (kk < k0 + len) {
+    alignas(32) uint8_t pad[64] = {};
+    std::memcpy(pad, stream_at<T>(row, kk, k), static_cast<size_t>(eb * (k0 + len - kk)));
+    _mm256_store_ps(out + (kk - k0), load8<T>(pad, row, kk, 0));
+    _mm256_store_ps(out + (kk - k0) + 8, load8<T>(pad, row, kk, 1));
+  }
+}
+
+// The 16-lane partial sums of R rows by kTileCols columns: acc[r][c][half].
+template <int R>
+using TileAcc = __m256[R][kTileCols][2];
+
+// acc += the products of x rows xr[0..R) at k in [k0, k0 + len) with the
+// widened chunk panel[c][0..len), lane by lane in increasing k. Only the
+// chunk that ends at k may end in a partial step; its missing x lanes are
+// masked loads of +0.
+template <int R>
+inline void add_chunk(const float* const* xr, const float* panel, int64_t k0, int64_t len, TileAcc<R>& acc) {
+  const float* x[R];
+  for (int r = 0; r < R; ++r) x[r] = xr[r] + k0;
+  int64_t s = 0;
+  for (; s + 16 <= len; s += 16) {
+    for (int h = 0; h < 2; ++h) {
+      __m256 xv[R];
+      for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(x[r] + s + 8 * h);
+      for (int c = 0; c < kTileCols; ++c) {
+        __m256 w = _mm256_load_ps(panel + c * kChunk + s + 8 * h);
+        // One load shared by the R rows: without this the compiler folds it
+        // into every FMA, and the loads, not the FMAs, bound the loop.
+        __asm__("" : "+x"(w));
+        for (int r = 0; r < R; ++r) acc[r][c][h] = _mm256_fmadd_ps(xv[r], w, acc[r][c][h]);
+      }
+    }
+  }
+  if (s < len) {
+    for (int h = 0; h < 2; ++h) {
+      const __m256i m = head_mask8(len - s - 8 * h);
+      __m256 xv[R];
+      for (int r = 0; r < R; ++r) xv[r] = _mm256_maskload_ps(x[r] + s + 8 * h, m);
+      for (int c = 0; c < kTileCols; ++c) {
+        const __m256 w = _mm256_load_ps(panel + c * kChunk + s + 8 * h);
+        for (int r = 0; r < R; ++r) acc[r][c][h] = _mm256_fmadd_ps(xv[r], w, acc[r][c][h]);
+      }
+    }
+  }
+}
+
+// Where a block's tiles keep their partial sums between chunks:
+// [kRowBlock][kBlockTiles][kTileCols][16] floats.
+struct BlockState {
+  alignas(32) float panel[kBlockTiles][kTileCols][kChunk];
+  alignas(32) float partial[kRowBlock][kBlockTiles][kTileCols][16];
+};
+
+// One chunk for rows [r, r + R) of the row block (r relative to r0) over
+// the block's `tiles` tiles from column b0 (`cols` of them real).
+template <int R>
+void chunk_rows(const GemmArgs& a, BlockState& st, int64_t r0, int64_t r, int64_t b0, int64_t cols, int tiles,
+                int64_t k0, int64_t len) {
+  const float* xr[R];
+  for (int i = 0; i < R; ++i) xr[i] = a.x + (r0 + r + i) * a.x_stride;
+  const bool first = k0 == 0, last = k0 + len == a.k;
+  for (int t = 0; t < tiles; ++t) {
+    TileAcc<R> acc;
+    for (int i = 0; i < R; ++i) {
+      for (int c = 0; c < kTileCols; ++c) {
+        const float* p = st.partial[r + i][t][c];
+        acc[i][c][0] = first ? _mm256_setzero_ps() : _mm256_load_ps(p);
+        acc[i][c][1] = first ? _mm256_setzero_ps() : _mm256_load_ps(p + 8);
+      }
+    }
+    add_chunk<R>(xr, &st.panel[t][0][0], k0, len, acc);
+    for (int i = 0; i < R; ++i) {
+      for (int c = 0; c < kTileCols; ++c) {
+        const int64_t col = kTileCols * t + c;
+        if (last) {
+          if (col >= cols) continue;
+          const float v = tree(acc[i][c][0], acc[i][c][1]);
+          a.y[(r0 + r + i) * a.y_stride + b0 + col] = a.bias != nullptr ? v + a.bias[b0 + col] : v;
+        } else {
+          float* p = st.partial[r + i][t][c];
+          _mm256_store_ps(p, acc[i][c][0]);
+          _mm256_store_ps(p + 8, acc[i][c][1]);
+        }
+      }
+    }
+  }
+}
+
+// Prefetches (to L2) the bytes widen_chunk() reads from a row at [k0, k0 + len).
+template <WeightType T>
+inline void prefetch_chunk(const uint8_t* row, int64_t k, int64_t k0, int64_t len) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(stream_at<T>(row, k0, k)) & ~uintptr_t{63};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(stream_at<T>(row, k0 + len, k));
+  for (uintptr_t p = begin; p < end; p += 64) _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1);
+  if (T == WeightType::kQ8) _mm_prefetch(reinterpret_cast<const char*>(row + 4 * (k0 / kQ8Block)), _MM_HINT_T1);
+}
+
+// The weight rows of one block of columns and one chunk of k.
+struct BlockChunk {
+  int64_t b0, cols, k0, len;
+  int tiles() const { return static_cast<int>((cols + kTileCols - 1) / kTileCols); }
+  // Column of the block's slot c of tile t: slots past the block repeat its last column.
+  int64_t column(int t, int c) const { return b0 + std::min<int64_t>(kTileCols * t + c, cols - 1); }
+};
+
+template <WeightType T>
+void gemm_blocked(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
+  BlockState st;  // 48 KB of stack
+  auto chunk_at = [&](int64_t b0, int64_t k0) {
+    return BlockChunk{b0, std::min<int64_t>(kBlockCols, n_end - b0), k0, std::min<int64_t>(kChunk, a.k - k0)};
+  };
+  for (int64_t r0 = 0; r0 < a.m; r0 += kRowBlock) {
+    const int64_t rows = std::min<int64_t>(kRowBlock, a.m - r0);
+    for (int64_t b0 = n_begin; b0 < n_end; b0 += kBlockCols) {
+      for (int64_t k0 = 0; k0 < a.k; k0 += kChunk) {
+        const BlockChunk cur = chunk_at(b0, k0);
+        for (int t = 0; t < cur.tiles(); ++t)
+          for (int c = 0; c < kTileCols; ++c)
+            widen_chunk<T>(a.w + cur.column(t, c) * a.w_row_bytes, a.k, k0, cur.len, st.panel[t][c]);
+        // The next chunk's weights load while this one computes, a column or
+        // so per pair of rows: from memory, a dozen rows read a few lines
+        // each escape the hardware prefetcher, and all their lines at once
+        // overflow the misses the core can have in flight.
+        const int64_t next_b0 = k0 + kChunk < a.k ? b0 : (b0 + kBlockCols < n_end ? b0 + kBlockCols : n_begin);
+        const BlockChunk next = chunk_at(next_b0, k0 + kChunk < a.k ? k0 + kChunk : 0);
+        const int64_t pairs = (rows + 1) / 2;
+        int64_t fetched = 0;  // columns of `next` prefetched so far
+        auto prefetch_until = [&](int64_t count) {
+          for (; fetched < count; ++fetched)
+            prefetch_chunk<T>(a.w + (next.b0 + fetched) * a.w_row_bytes, a.k, next.k0, next.len);
+        };
+        int64_t r = 0;
+        for (; r + 2 <= rows; r += 2) {
+          prefetch_until(next.cols * (r / 2 + 1) / pairs);
+          chunk_rows<2>(a, st, r0, r, b0, cur.cols, cur.tiles(), k0, cur.len);
+        }
+        prefetch_until(next.cols);
+        if (r < rows) chunk_rows<1>(a, st, r0, r, b0, cur.cols, cur.tiles(), k0, cur.len);
+      }
+    }
+  }
+}
+
+// Rows of x from which the blocked path is taken. Widening once pays soonest
+// for q8; f16 widens in one instruction and streams half of f32's bytes, so
+// the row-at-a-time tile keeps it longer. Measured on an AVX2-only EPYC
+// (reprox_bench_kernels --weight-types): from these counts up the blocked
+// path was as fast or faster, hot or from memory; below them slower.
+template <WeightType T>
+constexpr int64_t blocked_min_rows() {
+  switch (T) {
+    case WeightType::kQ8: return 4;
+    case WeightType::kF16: return 32;
+    default: return 8;
+  }
+}
+
+// Few rows: column tiles outer, rows inner; a tile's kCols weight rows stay in L1
 // across the rows of x, so w streams from memory once whatever m is. The
 // first row's pass prefetches the next tile's rows: the hardware prefetcher
 // alone keeps too few lines in flight for rows read kCols at a time.
 template <WeightType T>
 void gemm(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
+  if (a.m >= blocked_min_rows<T>()) return gemm_blocked<T>(a, n_begin, n_end);
   for (int64_t c0 = n_begin; c0 < n_end; c0 += kCols) {
     const int64_t cols = std::min<int64_t>(kCols, n_end - c0);
     const uint8_t* wc[kCols];

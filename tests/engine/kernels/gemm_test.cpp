@@ -13,7 +13,8 @@ namespace reprox::kernels::test {
 namespace {
 
 // Model shapes (hidden 576, MLP 1536, head dims 64/128) plus awkward tails.
-const Shape kGemmShapes[] = {{576, 576}, {576, 1536}, {1536, 576}, {64, 128}, {128, 64}, {7, 5}, {33, 19}, {200, 37}};
+const Shape kGemmShapes[] = {{576, 576}, {576, 1536}, {1536, 576}, {64, 128}, {128, 64},
+                             {7, 5},     {33, 19},    {200, 37},   {1000, 29}};
 
 std::vector<float> run_linear(const std::vector<float>& x, int64_t m, int64_t k, const std::vector<float>& w, int64_t n,
                               const float* bias) {

@@ -12,7 +12,10 @@
 namespace reprox::kernels::test {
 namespace {
 
-const Shape kWeightShapes[] = {{576, 576}, {576, 1536}, {64, 128}, {7, 5}, {33, 19}, {200, 37}, {48, 16}};
+// k = 1000 and 520 span several 256-wide chunks of the AVX2 blocked path
+// and end in a partial step; n = 29 and 13 leave partial column tiles.
+const Shape kWeightShapes[] = {{576, 576}, {576, 1536}, {64, 128}, {7, 5},     {33, 19},
+                               {200, 37},  {48, 16},    {1000, 29}, {520, 13}};
 const WeightType kTypes[] = {WeightType::kF16, WeightType::kBF16, WeightType::kQ8};
 
 // A weight matrix [n, k] of type `type` as raw bytes.
