@@ -282,7 +282,7 @@ constexpr int64_t blocked_min_rows() {
 // alone keeps too few lines in flight for rows read kCols at a time.
 template <WeightType T>
 void gemm(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
-  if (a.m >= blocked_min_rows<T>()) return gemm_blocked<T>(a, n_begin, n_end);
+  if (a.m >= blocked_min_rows<T>() && a.k > 0) return gemm_blocked<T>(a, n_begin, n_end);  // k = 0: no chunk
   for (int64_t c0 = n_begin; c0 < n_end; c0 += kCols) {
     const int64_t cols = std::min<int64_t>(kCols, n_end - c0);
     const uint8_t* wc[kCols];

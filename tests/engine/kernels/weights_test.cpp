@@ -95,6 +95,33 @@ TEST(GemmWeights, EqualsFp32OnWidenedWeightsOnEveryIsa) {
   }
 }
 
+// k = 0: every output is the empty dot, +0, plus the bias, on every path
+// and at any number of rows (the AVX2 blocked path has no chunk to run).
+TEST(GemmWeights, NoInputsGiveTheBias) {
+  SettingsGuard guard;
+  std::mt19937 rng(24);
+  const int64_t n = 29;
+  const std::vector<float> b = random_vec(rng, n);
+  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16, WeightType::kQ8}) {
+    const std::vector<uint8_t> none(16);  // rows of zero bytes; never read
+    for (Isa isa : runnable_isas()) {
+      ASSERT_EQ(set_isa(isa), isa);
+      for (int64_t m : {1, 4, 8, 32, 70}) {
+        const std::vector<float> x(static_cast<size_t>(m), 1.0f);
+        for (const float* bias : {b.data(), static_cast<const float*>(nullptr)}) {
+          std::vector<float> y(static_cast<size_t>(m * n), NAN);
+          linear(x.data(), m, 0, 1, WeightMatrix(type, none.data()), n, bias, y.data(), n);
+          for (int64_t i = 0; i < m * n; ++i) {
+            const float want = bias != nullptr ? 0.0f + bias[i % n] : 0.0f;
+            ASSERT_TRUE(same_bits(&want, &y[static_cast<size_t>(i)], 1))
+                << weight_type_name(type) << " " << isa_name(isa) << " m=" << m << " at " << i << ": " << y[i];
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmWeights, RowAloneEqualsRowInsideRandomBatches) {
   SettingsGuard guard;
   std::mt19937 rng(22);
