@@ -4,7 +4,7 @@
 // vcvtph2ps, bf16 by a 16-bit shift, q8 by sign extension, conversion and
 // one multiply by the block's scale), the same values as
 // canonical::widen_row: in registers for a few rows of x (one row times four
-// columns per pass), into fp32 panels for more (two rows times three).
+// columns per pass), into fp32 panels for more (three rows times four).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -92,22 +92,28 @@ inline void tile(const float* x, const uint8_t* const* wc, const uint8_t* const*
 // The row-at-a-time tile above widens every weight again for each row of x
 // (for q8 three vector operations per eight weights, beside one FMA). With
 // several rows, weights are widened once per block of kRowBlock rows into
-// fp32 panels, and a 2 x 3 register tile (two rows of x by three columns,
-// twelve ymm accumulators) runs the canonical dot over them:
+// fp32 panels, and 3 x 4 register tiles (three rows of x by four columns)
+// run the canonical dot over them:
 //   for a block of rows, for a block of kBlockCols columns, for each chunk
 //   of kChunk along k: widen the chunk of the block's weight rows (12 KB,
-//   stays in L1); for each pair of rows, for each tile of three columns:
-//   resume the tile's 16-lane partial sums, add the chunk, set them aside.
-// Each lane still takes its products in increasing k, and the tree runs
-// once after the last chunk, so the bits are those of tile() above.
-constexpr int kTileCols = 3;
-constexpr int kBlockTiles = 4;
+//   stays in L1); for each three rows, for each tile of four columns, for
+//   each half of the 16 lanes: resume the tile's partial sums of that half
+//   (twelve ymm accumulators), add the chunk, set them aside.
+// Lanes 0..7 and 8..15 never mix before the tree, so a tile takes them in
+// two passes, each with one register per output: seven loads per twelve
+// FMAs. Each lane still takes its products in increasing k, and the tree
+// runs once after the last chunk, so the bits are those of tile() above.
+constexpr int kTileRows = 3;
+constexpr int kTileCols = 4;
+constexpr int kBlockTiles = 3;
 constexpr int64_t kBlockCols = kTileCols * kBlockTiles;
 constexpr int64_t kChunk = 256;  // a multiple of 16 lanes and of the q8 block
+constexpr int64_t kHalf = kChunk / 2;
 constexpr int64_t kRowBlock = 48;
 static_assert(kChunk % 16 == 0 && kChunk % kQ8Block == 0);
 
-// Weights of one row at k in [k0, k0 + len) widened to fp32 into out; the
+// Weights of one row at k in [k0, k0 + len) widened to fp32, by halves:
+// out[h * kHalf + 8 * j + l] is the weight at k0 + 16 * j + 8 * h + l. The
 // lanes of the last step past k are +0, as tile()'s zero-padded tail.
 template <WeightType T>
 inline void widen_chunk(const uint8_t* row, int64_t k, int64_t k0, int64_t len, float* out) {
@@ -115,61 +121,58 @@ inline void widen_chunk(const uint8_t* row, int64_t k, int64_t k0, int64_t len, 
   int64_t kk = k0;
   for (; kk + 16 <= k0 + len; kk += 16) {
     const uint8_t* src = stream_at<T>(row, kk, k);
-    _mm256_store_ps(out + (kk - k0), load8<T>(src, row, kk, 0));
-    _mm256_store_ps(out + (kk - k0) + 8, load8<T>(src, row, kk, 1));
+    _mm256_store_ps(out + (kk - k0) / 2, load8<T>(src, row, kk, 0));
+    _mm256_store_ps(out + kHalf + (kk - k0) / 2, load8<T>(src, row, kk, 1));
   }
   if (kk < k0 + len) {
     alignas(32) uint8_t pad[64] = {};
     std::memcpy(pad, stream_at<T>(row, kk, k), static_cast<size_t>(eb * (k0 + len - kk)));
-    _mm256_store_ps(out + (kk - k0), load8<T>(pad, row, kk, 0));
-    _mm256_store_ps(out + (kk - k0) + 8, load8<T>(pad, row, kk, 1));
+    _mm256_store_ps(out + (kk - k0) / 2, load8<T>(pad, row, kk, 0));
+    _mm256_store_ps(out + kHalf + (kk - k0) / 2, load8<T>(pad, row, kk, 1));
   }
 }
 
-// The 16-lane partial sums of R rows by kTileCols columns: acc[r][c][half].
+// One half of the 16-lane partial sums of R rows by kTileCols columns.
 template <int R>
-using TileAcc = __m256[R][kTileCols][2];
+using HalfAcc = __m256[R][kTileCols];
 
-// acc += the products of x rows xr[0..R) at k in [k0, k0 + len) with the
-// widened chunk panel[c][0..len), lane by lane in increasing k. Only the
+// acc += the products of x rows xr[0..R) with the widened chunk `panel`
+// (kTileCols rows of kChunk floats, as widen_chunk) for the lanes of half h
+// (k = k0 + 16 * j + 8 * h + l), lane by lane in increasing k. Only the
 // chunk that ends at k may end in a partial step; its missing x lanes are
 // masked loads of +0.
 template <int R>
-inline void add_chunk(const float* const* xr, const float* panel, int64_t k0, int64_t len, TileAcc<R>& acc) {
+inline void add_half(const float* const* xr, const float* panel, int h, int64_t k0, int64_t len, HalfAcc<R>& acc) {
   const float* x[R];
-  for (int r = 0; r < R; ++r) x[r] = xr[r] + k0;
+  for (int r = 0; r < R; ++r) x[r] = xr[r] + k0 + 8 * h;
+  const float* w = panel + h * kHalf;
   int64_t s = 0;
   for (; s + 16 <= len; s += 16) {
-    for (int h = 0; h < 2; ++h) {
-      __m256 xv[R];
-      for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(x[r] + s + 8 * h);
-      for (int c = 0; c < kTileCols; ++c) {
-        __m256 w = _mm256_load_ps(panel + c * kChunk + s + 8 * h);
-        // One load shared by the R rows: without this the compiler folds it
-        // into every FMA, and the loads, not the FMAs, bound the loop.
-        __asm__("" : "+x"(w));
-        for (int r = 0; r < R; ++r) acc[r][c][h] = _mm256_fmadd_ps(xv[r], w, acc[r][c][h]);
-      }
+    __m256 xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(x[r] + s);
+    for (int c = 0; c < kTileCols; ++c) {
+      __m256 wv = _mm256_load_ps(w + c * kChunk + s / 2);
+      // One load shared by the R rows: without this the compiler folds it
+      // into every FMA, and the loads, not the FMAs, bound the loop.
+      __asm__("" : "+x"(wv));
+      for (int r = 0; r < R; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
     }
   }
   if (s < len) {
-    for (int h = 0; h < 2; ++h) {
-      const __m256i m = head_mask8(len - s - 8 * h);
-      __m256 xv[R];
-      for (int r = 0; r < R; ++r) xv[r] = _mm256_maskload_ps(x[r] + s + 8 * h, m);
-      for (int c = 0; c < kTileCols; ++c) {
-        const __m256 w = _mm256_load_ps(panel + c * kChunk + s + 8 * h);
-        for (int r = 0; r < R; ++r) acc[r][c][h] = _mm256_fmadd_ps(xv[r], w, acc[r][c][h]);
-      }
+    const __m256i m = head_mask8(len - s - 8 * h);
+    __m256 xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = _mm256_maskload_ps(x[r] + s, m);
+    for (int c = 0; c < kTileCols; ++c) {
+      const __m256 wv = _mm256_load_ps(w + c * kChunk + s / 2);
+      for (int r = 0; r < R; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
     }
   }
 }
 
-// Where a block's tiles keep their partial sums between chunks:
-// [kRowBlock][kBlockTiles][kTileCols][16] floats.
+// Where a block's tiles keep their partial sums between chunks.
 struct BlockState {
   alignas(32) float panel[kBlockTiles][kTileCols][kChunk];
-  alignas(32) float partial[kRowBlock][kBlockTiles][kTileCols][16];
+  alignas(32) float partial[kRowBlock][kBlockTiles][kTileCols][16];  // lanes 0..15
 };
 
 // One chunk for rows [r, r + R) of the row block (r relative to r0) over
@@ -181,27 +184,22 @@ void chunk_rows(const GemmArgs& a, BlockState& st, int64_t r0, int64_t r, int64_
   for (int i = 0; i < R; ++i) xr[i] = a.x + (r0 + r + i) * a.x_stride;
   const bool first = k0 == 0, last = k0 + len == a.k;
   for (int t = 0; t < tiles; ++t) {
-    TileAcc<R> acc;
-    for (int i = 0; i < R; ++i) {
-      for (int c = 0; c < kTileCols; ++c) {
-        const float* p = st.partial[r + i][t][c];
-        acc[i][c][0] = first ? _mm256_setzero_ps() : _mm256_load_ps(p);
-        acc[i][c][1] = first ? _mm256_setzero_ps() : _mm256_load_ps(p + 8);
-      }
+    for (int h = 0; h < 2; ++h) {
+      HalfAcc<R> acc;
+      for (int i = 0; i < R; ++i)
+        for (int c = 0; c < kTileCols; ++c)
+          acc[i][c] = first ? _mm256_setzero_ps() : _mm256_load_ps(st.partial[r + i][t][c] + 8 * h);
+      add_half<R>(xr, &st.panel[t][0][0], h, k0, len, acc);
+      for (int i = 0; i < R; ++i)
+        for (int c = 0; c < kTileCols; ++c) _mm256_store_ps(st.partial[r + i][t][c] + 8 * h, acc[i][c]);
     }
-    add_chunk<R>(xr, &st.panel[t][0][0], k0, len, acc);
+    if (!last) continue;
     for (int i = 0; i < R; ++i) {
-      for (int c = 0; c < kTileCols; ++c) {
-        const int64_t col = kTileCols * t + c;
-        if (last) {
-          if (col >= cols) continue;
-          const float v = tree(acc[i][c][0], acc[i][c][1]);
-          a.y[(r0 + r + i) * a.y_stride + b0 + col] = a.bias != nullptr ? v + a.bias[b0 + col] : v;
-        } else {
-          float* p = st.partial[r + i][t][c];
-          _mm256_store_ps(p, acc[i][c][0]);
-          _mm256_store_ps(p + 8, acc[i][c][1]);
-        }
+      for (int c = 0; c < kTileCols && kTileCols * t + c < cols; ++c) {
+        const int64_t col = b0 + kTileCols * t + c;
+        const float* p = st.partial[r + i][t][c];
+        const float v = tree(_mm256_load_ps(p), _mm256_load_ps(p + 8));
+        a.y[(r0 + r + i) * a.y_stride + col] = a.bias != nullptr ? v + a.bias[col] : v;
       }
     }
   }
@@ -239,24 +237,25 @@ void gemm_blocked(const GemmArgs& a, int64_t n_begin, int64_t n_end) {
           for (int c = 0; c < kTileCols; ++c)
             widen_chunk<T>(a.w + cur.column(t, c) * a.w_row_bytes, a.k, k0, cur.len, st.panel[t][c]);
         // The next chunk's weights load while this one computes, a column or
-        // so per pair of rows: from memory, a dozen rows read a few lines
+        // so per three rows: from memory, a dozen rows read a few lines
         // each escape the hardware prefetcher, and all their lines at once
         // overflow the misses the core can have in flight.
         const int64_t next_b0 = k0 + kChunk < a.k ? b0 : (b0 + kBlockCols < n_end ? b0 + kBlockCols : n_begin);
         const BlockChunk next = chunk_at(next_b0, k0 + kChunk < a.k ? k0 + kChunk : 0);
-        const int64_t pairs = (rows + 1) / 2;
+        const int64_t groups = (rows + kTileRows - 1) / kTileRows;
         int64_t fetched = 0;  // columns of `next` prefetched so far
         auto prefetch_until = [&](int64_t count) {
           for (; fetched < count; ++fetched)
             prefetch_chunk<T>(a.w + (next.b0 + fetched) * a.w_row_bytes, a.k, next.k0, next.len);
         };
         int64_t r = 0;
-        for (; r + 2 <= rows; r += 2) {
-          prefetch_until(next.cols * (r / 2 + 1) / pairs);
-          chunk_rows<2>(a, st, r0, r, b0, cur.cols, cur.tiles(), k0, cur.len);
+        for (; r + kTileRows <= rows; r += kTileRows) {
+          prefetch_until(next.cols * (r / kTileRows + 1) / groups);
+          chunk_rows<kTileRows>(a, st, r0, r, b0, cur.cols, cur.tiles(), k0, cur.len);
         }
         prefetch_until(next.cols);
-        if (r < rows) chunk_rows<1>(a, st, r0, r, b0, cur.cols, cur.tiles(), k0, cur.len);
+        if (rows - r == 2) chunk_rows<2>(a, st, r0, r, b0, cur.cols, cur.tiles(), k0, cur.len);
+        if (rows - r == 1) chunk_rows<1>(a, st, r0, r, b0, cur.cols, cur.tiles(), k0, cur.len);
       }
     }
   }
