@@ -146,10 +146,8 @@ inline void add_half(const float* const* xr, const float* panel, int h, int64_t 
   const float* x[R];
   for (int r = 0; r < R; ++r) x[r] = xr[r] + k0 + 8 * h;
   const float* w = panel + h * kHalf;
-  int64_t s = 0;
-  for (; s + 16 <= len; s += 16) {
-    __m256 xv[R];
-    for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(x[r] + s);
+  // acc[r][c] += xv[r] * the panel's column c at step offset s.
+  auto fma_step = [&](const __m256 (&xv)[R], int64_t s) {
     for (int c = 0; c < kTileCols; ++c) {
       __m256 wv = _mm256_load_ps(w + c * kChunk + s / 2);
       // One load shared by the R rows: without this the compiler folds it
@@ -157,15 +155,18 @@ inline void add_half(const float* const* xr, const float* panel, int h, int64_t 
       __asm__("" : "+x"(wv));
       for (int r = 0; r < R; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
     }
+  };
+  int64_t s = 0;
+  for (; s + 16 <= len; s += 16) {
+    __m256 xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(x[r] + s);
+    fma_step(xv, s);
   }
   if (s < len) {
     const __m256i m = head_mask8(len - s - 8 * h);
     __m256 xv[R];
     for (int r = 0; r < R; ++r) xv[r] = _mm256_maskload_ps(x[r] + s, m);
-    for (int c = 0; c < kTileCols; ++c) {
-      const __m256 wv = _mm256_load_ps(w + c * kChunk + s / 2);
-      for (int r = 0; r < R; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
-    }
+    fma_step(xv, s);
   }
 }
 
