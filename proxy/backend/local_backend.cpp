@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <vector>
 
 namespace reprox {
 
@@ -47,6 +49,24 @@ engine::SamplingParams sampling_params(const BackendRequest& r) {
   return p;
 }
 
+namespace {
+
+// What the model reads of a message: its text parts, and an assistant's
+// refusal parts (what it said when it refused), in order.
+std::string readable_text(const api::ChatMessage& m) {
+  if (!m.content.is_array()) return m.text();
+  std::string out;
+  for (const auto& part : m.content.as_array()) {
+    const json::Value* type = part.find("type");
+    if (!type || !type->is_string() || (type->as_string() != "text" && type->as_string() != "refusal")) continue;
+    const json::Value* text = part.find(type->as_string());  // {"type": "text", "text": ...}, or "refusal"
+    if (text && text->is_string()) out += text->as_string();
+  }
+  return out;
+}
+
+}  // namespace
+
 json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
   json::Array out;
   out.reserve(messages.size());
@@ -56,7 +76,7 @@ json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
     if (m.content.is_null())
       o.emplace_back("content", json::Value());
     else
-      o.emplace_back("content", m.text());
+      o.emplace_back("content", readable_text(m));
     if (m.name) o.emplace_back("name", *m.name);
     if (!m.tool_calls.is_null()) o.emplace_back("tool_calls", m.tool_calls);
     if (m.tool_call_id) o.emplace_back("tool_call_id", *m.tool_call_id);
@@ -128,7 +148,31 @@ std::string LocalBackend::fingerprint(const std::string&) const { return engine_
 
 int64_t LocalBackend::default_max_tokens(const std::string&) const { return engine_->options().default_max_tokens; }
 
+namespace {
+
+// The first content part the text-only engine would not see (an image, audio
+// or a file): a 400 naming it, rather than an answer to the text alone.
+std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (!messages[i].content.is_array()) continue;
+    const json::Array& parts = messages[i].content.as_array();
+    for (size_t j = 0; j < parts.size(); ++j) {
+      const json::Value* type = parts[j].find("type");
+      if (!type || !type->is_string() || type->as_string() == "text" || type->as_string() == "refusal") continue;
+      return api::ApiError::invalid(
+          "messages[" + std::to_string(i) + "].content[" + std::to_string(j) + "].type",
+          "Invalid content part type '" + type->as_string() +
+              "': the embedded engine reads text only; serve models that take images, audio or files "
+              "with --upstream.");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<api::ApiError> LocalBackend::check_supported(const api::ChatRequest& request) const {
+  if (auto e = unreadable_part(request.messages)) return e;
   if (!request.tools.is_null())
     return api::ApiError::invalid("tools", "the embedded engine does not support tool calling; use --upstream");
   if (!request.response_format.is_null()) {

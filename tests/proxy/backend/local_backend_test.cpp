@@ -75,6 +75,40 @@ TEST_F(LocalBackendTest, RefusesWhatItCannotHonourWithA400NamingTheParam) {
   EXPECT_FALSE(backend_->check_supported(req));
 }
 
+TEST_F(LocalBackendTest, AnImageAudioOrFilePartIsA400NotAnAnswerToTheTextAlone) {
+  auto parts = [](const char* type) {
+    json::Object text{{"type", json::Value("text")}, {"text", json::Value("what is this?")}};
+    json::Object other{{"type", json::Value(type)}};
+    return json::Value(json::Array{json::Value(std::move(text)), json::Value(std::move(other))});
+  };
+  for (const char* type : {"image_url", "input_audio", "file"}) {
+    api::ChatRequest req;
+    req.messages.resize(2);
+    req.messages[0].role = "system";
+    req.messages[0].content = json::Value("be brief");
+    req.messages[1].role = "user";
+    req.messages[1].content = parts(type);
+    auto e = backend_->check_supported(req);
+    ASSERT_TRUE(e) << type;
+    EXPECT_EQ(e->status, 400);
+    EXPECT_EQ(e->param, "messages[1].content[1].type");
+    EXPECT_NE(e->message.find(type), std::string::npos) << e->message;
+  }
+  // Text parts, and an assistant's refusal part, are text the engine reads.
+  api::ChatRequest req;
+  req.messages.resize(2);
+  req.messages[0].role = "user";
+  req.messages[0].content = json::Value(json::Array{json::Value(
+      json::Object{{"type", json::Value("text")}, {"text", json::Value("hi")}})});
+  req.messages[1].role = "assistant";
+  req.messages[1].content = json::Value(json::Array{json::Value(
+      json::Object{{"type", json::Value("refusal")}, {"refusal", json::Value("no")}})});
+  EXPECT_FALSE(backend_->check_supported(req));
+  const json::Value rendered = template_messages(req.messages);
+  EXPECT_EQ(rendered.as_array()[0].find("content")->as_string(), "hi");
+  EXPECT_EQ(rendered.as_array()[1].find("content")->as_string(), "no");
+}
+
 TEST_F(LocalBackendTest, APromptPastTheContextWindowIsA400) {
   std::string longtext;
   for (int i = 0; i < 200; ++i) longtext += "word ";
