@@ -11,6 +11,7 @@
 #include "engine/model/model.hpp"
 #include "engine/runtime/batch_runner.hpp"
 #include "engine/runtime/kv_reuse.hpp"
+#include "engine/sampling/sampling_params.hpp"
 #include "engine/sampling/stop_token_ids.hpp"
 
 namespace reprox::engine {
@@ -141,7 +142,13 @@ int64_t Engine::max_positions() const { return model_->config().max_positions; }
 int64_t Engine::sliding_window() const { return model_->config().sliding_window; }
 size_t Engine::weight_bytes() const { return model_->weight_bytes(); }
 
+int32_t Engine::vocab_size() const {
+  return std::min<int32_t>(tokenizer_->vocab_size(), static_cast<int32_t>(model_->config().vocab_size));
+}
+
 std::optional<EngineError> Engine::submit(EngineJob job) {
+  if (std::string why = validate_sampling_params(job.sampling, vocab_size()); !why.empty())
+    return EngineError{EngineErrc::kInvalidSampling, why};
   const int64_t room = max_positions() - static_cast<int64_t>(job.prompt.size());
   if (room < 1)
     return EngineError{EngineErrc::kContextExceeded, "This model's maximum context length is " +

@@ -69,9 +69,10 @@ class Engine {
   ~Engine();
 
   // Clips job.max_tokens to the room the prompt leaves in the context
-  // window, then queues the job. Refusals: kContextExceeded (no room at
-  // all), kTooLarge (the job alone needs more KV working memory than the
-  // engine has), kQueueFull (retry later).
+  // window, then queues the job. Refusals: kInvalidSampling (sampling
+  // parameters out of range, a logit_bias id past vocab_size() included),
+  // kContextExceeded (no room at all), kTooLarge (the job alone needs more
+  // KV working memory than the engine has), kQueueFull (retry later).
   std::optional<EngineError> submit(EngineJob job);
 
   const std::string& model_id() const { return model_id_; }
@@ -79,6 +80,9 @@ class Engine {
   const PromptBuilder& prompts() const { return *prompts_; }
   const std::shared_ptr<const tok::Tokenizer>& tokenizer() const { return tokenizer_; }
   int64_t max_positions() const;
+  // Token ids the sampler draws from, [0, vocab_size()): the ids both the
+  // model's logits and the tokenizer have.
+  int32_t vocab_size() const;
   // The model's sliding window when it capped the context (max_positions()
   // is then this window), else 0.
   int64_t sliding_window() const;

@@ -23,6 +23,7 @@ enum class EngineErrc {
   kOutOfWorkingMemory,  // nothing runs and the waiting job does not fit (misconfiguration)
   kNumeric,           // the model produced no finite logits
   kForwardFailed,     // the forward pass failed
+  kInvalidSampling,   // the sampling parameters are out of range (validate_sampling_params)
 };
 
 struct EngineError {

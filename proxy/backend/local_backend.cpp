@@ -103,6 +103,8 @@ api::ApiError to_api_error(const engine::EngineError& e) {
       return api::ApiError{503, e.message, "server_error", "", "engine_overloaded"};
     case EngineErrc::kNumeric:
       return api::ApiError{500, e.message, "server_error", "", "numeric_error"};
+    case EngineErrc::kInvalidSampling:
+      return api::ApiError::invalid("", e.message);
     case EngineErrc::kForwardFailed:
       break;
   }
@@ -173,6 +175,15 @@ std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>
 
 std::optional<api::ApiError> LocalBackend::check_supported(const api::ChatRequest& request) const {
   if (auto e = unreadable_part(request.messages)) return e;
+  // Checked here, before the ids narrow to the engine's int32: a key past
+  // the vocabulary must not wrap onto a real token.
+  const int32_t vocab = engine_->vocab_size();
+  for (const auto& [id, bias] : request.logit_bias) {
+    if (id < 0 || id >= vocab)
+      return api::ApiError::invalid("logit_bias", "Invalid 'logit_bias': key '" + std::to_string(id) +
+                                                      "' is not a token id of this model (0.." +
+                                                      std::to_string(vocab - 1) + ").");
+  }
   if (!request.tools.is_null())
     return api::ApiError::invalid("tools", "the embedded engine does not support tool calling; use --upstream");
   if (!request.response_format.is_null()) {

@@ -1,7 +1,8 @@
 // The batching engine's lifecycle: requests share passes, chunked prefill
 // gives the same answer as one-piece prefill, a cancelled request's
 // sequences (and their KV) are gone by the next pass, a request too large
-// for the KV working memory is refused with 400 before it is queued.
+// for the KV working memory is refused with 400 before it is queued, and so
+// are sampling parameters out of range.
 #include <chrono>
 #include <future>
 #include <thread>
@@ -163,6 +164,36 @@ TEST_F(BatchLifecycleTest, AJobWithoutACancelFlagRuns) {
   ASSERT_FALSE(backend.engine().submit(std::move(job)).has_value());
   ASSERT_EQ(done.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_GE(done.get(), 1);
+}
+
+// The sampler trusts its parameters, so submit() checks them: a logit_bias
+// id past the vocabulary, or an n the scheduler cannot fork, is refused
+// before it is queued.
+TEST_F(BatchLifecycleTest, SamplingParametersOutOfRangeAreRefusedAtSubmit) {
+  LocalBackend backend(options());
+  const int32_t vocab = backend.engine().vocab_size();
+  ASSERT_GT(vocab, 0);
+  const auto job = [](SamplingParams p) {
+    EngineJob j;
+    j.prompt = {300, 301, 302};
+    j.max_tokens = 2;
+    j.sampling = p;
+    return j;
+  };
+  SamplingParams bias_past;
+  bias_past.logit_bias = {{vocab, 5.0}};
+  SamplingParams bias_negative;
+  bias_negative.logit_bias = {{-1, 5.0}};
+  SamplingParams no_choices;
+  no_choices.n = 0;
+  for (const SamplingParams& p : {bias_past, bias_negative, no_choices}) {
+    const std::optional<EngineError> refused = backend.engine().submit(job(p));
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->code, EngineErrc::kInvalidSampling) << refused->message;
+  }
+  SamplingParams last_id;
+  last_id.logit_bias = {{vocab - 1, 5.0}};
+  EXPECT_FALSE(backend.engine().submit(job(last_id)).has_value());
 }
 
 }  // namespace

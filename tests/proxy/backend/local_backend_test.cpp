@@ -109,6 +109,24 @@ TEST_F(LocalBackendTest, AnImageAudioOrFilePartIsA400NotAnAnswerToTheTextAlone) 
   EXPECT_EQ(rendered.as_array()[1].find("content")->as_string(), "no");
 }
 
+// Keys are int64 in the request and int32 in the engine: a key past the
+// vocabulary (2^32 + 5 here) must be a 400, not wrap onto token 5.
+TEST_F(LocalBackendTest, ALogitBiasKeyPastTheVocabularyIsA400) {
+  const int64_t vocab = backend_->engine().vocab_size();
+  for (int64_t id : {vocab, int64_t{4294967301}, int64_t{-1}}) {
+    api::ChatRequest req;
+    req.logit_bias = {{id, 100.0}};
+    auto e = backend_->check_supported(req);
+    ASSERT_TRUE(e) << id;
+    EXPECT_EQ(e->status, 400);
+    EXPECT_EQ(e->param, "logit_bias");
+    EXPECT_NE(e->message.find(std::to_string(id)), std::string::npos) << e->message;
+  }
+  api::ChatRequest req;
+  req.logit_bias = {{0, 1.0}, {vocab - 1, -100.0}};
+  EXPECT_FALSE(backend_->check_supported(req));
+}
+
 TEST_F(LocalBackendTest, APromptPastTheContextWindowIsA400) {
   std::string longtext;
   for (int i = 0; i < 200; ++i) longtext += "word ";
