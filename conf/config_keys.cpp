@@ -21,6 +21,10 @@ namespace {
 using std::invalid_argument;
 
 constexpr KeyType kText{Kind::text}, kBool{Kind::boolean}, kInt{Kind::integer}, kPositive{Kind::integer, 1};
+// Threads a key may ask for: 0 means a default (one I/O thread, every core
+// for the engine); past this, start-up would stall creating them.
+constexpr uint64_t kMostThreads = 1024;
+constexpr KeyType kThreads{Kind::integer, 0, kMostThreads}, kPositiveThreads{Kind::integer, 1, kMostThreads};
 constexpr KeyType kSize{Kind::size}, kSeconds{Kind::seconds}, kMs{Kind::milliseconds},
     kPositiveMs{Kind::milliseconds, 1};
 constexpr KeyType kFraction{Kind::fraction};
@@ -29,12 +33,12 @@ std::vector<KeySpec> make_table() {
   using C = Config;
   return {
       {"server.listen", kText, &C::listen},
-      {"server.threads", kInt, &C::threads},
+      {"server.threads", kThreads, &C::threads},
       {"server.header_limit", kSize, &C::header_limit},
       {"server.body_limit", kSize, &C::body_limit},
       {"server.read_timeout_ms", kMs, &C::read_timeout_ms},
       {"server.write_timeout_ms", kMs, &C::write_timeout_ms},
-      {"server.max_connections", kInt, &C::max_connections},
+      {"server.max_connections", kPositive, &C::max_connections},
       {"server.drain_timeout_ms", kMs, &C::drain_timeout_ms},
       {"proxy.default_seed", kInt, &C::default_seed},
       {"proxy.admin_token", kText, &C::admin_token, true},
@@ -48,7 +52,7 @@ std::vector<KeySpec> make_table() {
       {"cache.near_index_bytes", kSize, &C::near_index_bytes},
       {"redis.connect_timeout_ms", kPositiveMs, &C::redis_connect_timeout_ms},
       {"redis.command_timeout_ms", kPositiveMs, &C::redis_command_timeout_ms},
-      {"redis.connections", kPositive, &C::redis_connections},
+      {"redis.connections", kPositiveThreads, &C::redis_connections},
       {"redis.io_lookups", kBool, &C::redis_io_lookups},
       {"redis.queue_capacity", kPositive, &C::redis_queue_capacity},
       {"redis.breaker_failures", kPositive, &C::redis_breaker_failures},
@@ -66,22 +70,22 @@ std::vector<KeySpec> make_table() {
       {"log.access", kBool, &C::access_log},
       {"log.queue", kPositive, &C::audit_queue},
       {"engine.model", kText, &C::model},
-      {"engine.threads", kInt, &C::engine_threads},
+      {"engine.threads", kThreads, &C::engine_threads},
       {"engine.device", kText, &C::device},
       {"engine.numeric_mode", kText, &C::numeric_mode},
       {"engine.weights", kText, &C::weights},
       {"engine.dtype", kText, &C::dtype},
       {"engine.kv_budget", kSize, &C::kv_budget},
-      {"engine.kv_block_size", kInt, &C::kv_block_size},
-      {"engine.kv_conversations_per_user", kInt, &C::kv_conversations_per_user},
-      {"engine.max_batch_size", kInt, &C::max_batch_size},
-      {"engine.max_step_tokens", kInt, &C::max_step_tokens},
-      {"engine.prefill_chunk", kInt, &C::prefill_chunk},
+      {"engine.kv_block_size", kPositive, &C::kv_block_size},
+      {"engine.kv_conversations_per_user", kPositive, &C::kv_conversations_per_user},
+      {"engine.max_batch_size", kPositive, &C::max_batch_size},
+      {"engine.max_step_tokens", kPositive, &C::max_step_tokens},
+      {"engine.prefill_chunk", kPositive, &C::prefill_chunk},
       {"engine.working_kv", kSize, &C::working_kv},
       {"engine.kv_slots", kText, &C::kv_slots},
       {"engine.cuda_graphs", kBool, &C::cuda_graphs},
-      {"engine.queue", kInt, &C::engine_queue},
-      {"engine.default_max_tokens", kInt, &C::default_max_tokens},
+      {"engine.queue", kPositive, &C::engine_queue},
+      {"engine.default_max_tokens", kPositive, &C::default_max_tokens},
       {"engine.tenant_queue_share", kFraction, &C::tenant_queue_share},
       {"auth.keys_file", kText, &C::auth_keys_file},
       {"admin.listen", kText, &C::admin_listen},
@@ -93,7 +97,7 @@ std::vector<KeySpec> make_table() {
       {"upstream.connect_timeout_ms", kMs, &C::upstream_connect_timeout_ms},
       {"upstream.first_byte_timeout_ms", kMs, &C::upstream_first_byte_timeout_ms},
       {"upstream.idle_timeout_ms", kMs, &C::upstream_idle_timeout_ms},
-      {"upstream.default_max_tokens", kInt, &C::upstream_default_max_tokens},
+      {"upstream.default_max_tokens", kPositive, &C::upstream_default_max_tokens},
   };
 }
 
@@ -285,7 +289,7 @@ void store(const KeySpec& key, const Value& value, Config& config) {
           config.*member = std::get<T>(value);
         } else {
           uint64_t v = std::get<uint64_t>(value);
-          const uint64_t max = uint64_t(std::numeric_limits<T>::max());
+          const uint64_t max = std::min(key.type.max, uint64_t(std::numeric_limits<T>::max()));
           if (v > max) throw invalid_argument(std::string(key.name) + " must be at most " + std::to_string(max));
           config.*member = static_cast<T>(v);
         }

@@ -28,10 +28,12 @@ enum class Kind {
 };
 
 // What a key accepts. Numbers below `min` are errors (no key takes a
-// negative number).
+// negative number), and so are numbers above `max` or above what the key's
+// member holds.
 struct KeyType {
   Kind kind;
   uint64_t min = 0;
+  uint64_t max = UINT64_MAX;
 };
 
 using Member = std::variant<std::string Config::*, bool Config::*, int Config::*, int64_t Config::*, uint64_t Config::*,

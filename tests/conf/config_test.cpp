@@ -243,13 +243,27 @@ TEST(ConfigFile, BadNewKeyValuesAreRejected) {
       {"[cache]\nbytes = -1\n", ":2: cache.bytes must be a non-negative integer"},
       {"[cache]\nbytes = 1.5\n", ":2: cache.bytes must be a size"},
       {"[redis]\nconnect_timeout_ms = \"0s\"\n", ":2: redis.connect_timeout_ms must be at least 1 ms"},
-      {"[server]\nthreads = 3000000000\n", ":2: server.threads must be at most 2147483647"},
+      {"[server]\nthreads = 3000000000\n", ":2: server.threads must be at most 1024"},
+      {"[engine]\nthreads = 100000\n", ":2: engine.threads must be at most 1024"},
+      {"[redis]\nconnections = 2000\n", ":2: redis.connections must be at most 1024"},
+      // Values that serve would refuse (or run uselessly with) at start.
+      {"[server]\nmax_connections = 0\n", ":2: server.max_connections must be an integer >= 1"},
+      {"[engine]\nmax_batch_size = 0\n", ":2: engine.max_batch_size must be an integer >= 1"},
+      {"[engine]\nkv_block_size = 0\n", ":2: engine.kv_block_size must be an integer >= 1"},
+      {"[engine]\nkv_conversations_per_user = 0\n", ":2: engine.kv_conversations_per_user must be an integer >= 1"},
+      {"[engine]\nmax_step_tokens = 0\n", ":2: engine.max_step_tokens must be an integer >= 1"},
+      {"[engine]\nprefill_chunk = 0\n", ":2: engine.prefill_chunk must be an integer >= 1"},
+      {"[engine]\nqueue = 0\n", ":2: engine.queue must be an integer >= 1"},
+      {"[engine]\ndefault_max_tokens = 0\n", ":2: engine.default_max_tokens must be an integer >= 1"},
+      {"[upstream]\ndefault_max_tokens = 0\n", ":2: upstream.default_max_tokens must be an integer >= 1"},
   };
   for (const Case& c : cases) {
     std::string error = load_error(c.toml);
     EXPECT_NE(error.find(c.message), std::string::npos) << c.toml << " -> " << error;
   }
   EXPECT_EQ(load_error("[audit]\nfallback_threshold = 1\n"), "");
+  EXPECT_EQ(load_error("[engine]\nthreads = 1024\n"), "");
+  EXPECT_EQ(load_error("[engine]\nthreads = 0\n"), "");
   EXPECT_EQ(load_error("[audit]\nfallback_threshold = 0\n"), "");
 }
 
