@@ -103,6 +103,8 @@ std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& re
   out.request = std::move(*parsed.request);
 
   auto model = app.backend->resolve_model(out.request.model);
+  if (!model && out.request.model.empty())  // an upstream has no model to assume
+    return api::ApiError::invalid("model", "Missing required parameter: 'model'.");
   if (!model)
     return api::ApiError{404, "The model '" + out.request.model + "' does not exist", "invalid_request_error",
                          "model", "model_not_found"};

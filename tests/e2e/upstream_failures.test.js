@@ -39,6 +39,17 @@ test('upstream failures', async (t) => {
     assert.equal((await onlyIfCached(text)).status, 504);
   });
 
+  await t.test('without a model, the request is a 400 naming it, not a 404 for model \'\'', async () => {
+    const body = h.chatBody();
+    delete body.model;
+    for (const stream of [false, true]) {
+      const res = await h.postChat(proxy, Object.assign({ stream }, body));
+      assertOpenAiError(res, 400);
+      assert.equal(res.json.error.param, 'model');
+      assert.match(res.json.error.message, /Missing required parameter: 'model'/);
+    }
+  });
+
   await t.test('a 400 from the upstream stays a 400', async () => {
     const res = await h.postChat(proxy, h.chatBody({ user: 'status=400;message=nope' }));
     assertOpenAiError(res, 400);
