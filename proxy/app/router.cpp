@@ -49,22 +49,42 @@ api::ApiError not_found(std::string_view path) {
   return api::ApiError{404, "no endpoint " + std::string(path), "invalid_request_error", "", "not_found"};
 }
 
+void write_model(std::string& out, const ModelInfo& m) {
+  out += "{\"id\":";
+  json::write_string(out, m.id);
+  out += ",\"object\":\"model\",\"created\":";
+  json::write_int(out, m.created);
+  out += ",\"owned_by\":";
+  json::write_string(out, m.owned_by);
+  out += "}";
+}
+
 void handle_models(AppContext& app, Responder& r) {
   std::string out = "{\"object\":\"list\",\"data\":[";
   bool first = true;
   for (const auto& m : app.backend->models()) {
     if (!first) out.push_back(',');
     first = false;
-    out += "{\"id\":";
-    json::write_string(out, m.id);
-    out += ",\"object\":\"model\",\"created\":";
-    json::write_int(out, m.created);
-    out += ",\"owned_by\":";
-    json::write_string(out, m.owned_by);
-    out += "}";
+    write_model(out, m);
   }
   out += "]}";
   r.respond(json_response(200, std::move(out)));
+}
+
+// GET /v1/models/{id} (the SDKs' models.retrieve): the served model's
+// object, or 404 model_not_found. The id is the rest of the path, slashes
+// included.
+constexpr std::string_view kModelPrefix = "/v1/models/";
+
+void handle_model(AppContext& app, std::string_view id, Responder& r) {
+  for (const auto& m : app.backend->models()) {
+    if (m.id != id) continue;
+    std::string out;
+    write_model(out, m);
+    return r.respond(json_response(200, std::move(out)));
+  }
+  respond_error(r, api::ApiError{404, "The model '" + std::string(id) + "' does not exist", "invalid_request_error",
+                                 "model", "model_not_found"});
 }
 
 void handle_health(AppContext& app, Responder& r) {
@@ -289,6 +309,10 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
     if (app_.forward && exposure_ != Exposure::kAdmin) {
       app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
       return;
+    }
+    if (exposure_ != Exposure::kAdmin && path.size() > kModelPrefix.size() && path.substr(0, kModelPrefix.size()) == kModelPrefix) {
+      if (method != http::verb::get) return respond_error(*r, method_not_allowed(request.method_string()));
+      return handle_model(app_, path.substr(kModelPrefix.size()), *r);
     }
     return respond_error(*r, not_found(path));
   }

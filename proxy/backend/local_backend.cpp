@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,9 @@ engine::SamplingParams sampling_params(const BackendRequest& r) {
   engine::SamplingParams p;
   p.temperature = r.chat.temperature;
   p.top_p = r.chat.top_p;
-  p.top_k = static_cast<int32_t>(r.chat.top_k);
+  // A top_k at or past the vocabulary keeps every token; clamped, not
+  // narrowed, so that 2^32 + 1 does not become 1.
+  p.top_k = static_cast<int32_t>(std::min<int64_t>(r.chat.top_k, std::numeric_limits<int32_t>::max()));
   p.presence_penalty = r.chat.presence_penalty;
   p.frequency_penalty = r.chat.frequency_penalty;
   for (const auto& [id, bias] : r.chat.logit_bias) p.logit_bias.emplace_back(static_cast<int32_t>(id), bias);

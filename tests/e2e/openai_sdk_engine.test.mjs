@@ -58,6 +58,30 @@ test('non-streaming: miss, then the same answer from the cache', async () => {
   assert.notEqual(again.data.id, first.data.id);
 });
 
+test('models.retrieve: the served model, and NotFoundError for another', async () => {
+  const model = (await client.models.list()).data[0].id;
+  const got = await client.models.retrieve(model);
+  assert.equal(got.id, model);
+  assert.equal(got.object, 'model');
+  await assert.rejects(client.models.retrieve('no-such-model'), (e) => {
+    assert.ok(e instanceof OpenAI.NotFoundError, String(e));
+    assert.equal(e.code, 'model_not_found');
+    return true;
+  });
+});
+
+test('an image part is a BadRequestError naming it, not an answer to the text alone', async () => {
+  const model = (await client.models.list()).data[0].id;
+  const content = [{ type: 'text', text: 'What is in this picture?' },
+    { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }];
+  await assert.rejects(client.chat.completions.create({ model, max_tokens: 4, messages: [{ role: 'user', content }] }),
+    (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+      assert.equal(e.param, 'messages[0].content[1].type');
+      return true;
+    });
+});
+
 test('streaming: token by token, then the same deltas from the cache', async () => {
   const body = { messages, max_tokens: 12, seed: 7, stream: true, stream_options: { include_usage: true } };
   async function collect() {

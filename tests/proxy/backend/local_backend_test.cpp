@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <future>
+#include <limits>
 
 #include "engine/tiny/make_tiny_model.hpp"
 
@@ -125,6 +126,19 @@ TEST_F(LocalBackendTest, ALogitBiasKeyPastTheVocabularyIsA400) {
   api::ChatRequest req;
   req.logit_bias = {{0, 1.0}, {vocab - 1, -100.0}};
   EXPECT_FALSE(backend_->check_supported(req));
+}
+
+// top_k is int64 in the request and int32 in the engine: a huge top_k
+// keeps every token, as any top_k past the vocabulary does.
+TEST_F(LocalBackendTest, AHugeTopKKeepsEveryTokenRatherThanWrapping) {
+  for (int64_t top_k : {int64_t{4294967297}, int64_t{2147483648}, std::numeric_limits<int64_t>::max()}) {
+    auto r = request("hi");
+    r->chat.top_k = top_k;
+    EXPECT_EQ(sampling_params(*r).top_k, std::numeric_limits<int32_t>::max()) << top_k;
+  }
+  auto r = request("hi");
+  r->chat.top_k = 40;
+  EXPECT_EQ(sampling_params(*r).top_k, 40);
 }
 
 TEST_F(LocalBackendTest, APromptPastTheContextWindowIsA400) {
