@@ -24,7 +24,7 @@ int run_key_cli(std::istream& in, std::ostream& out, const policy::KeyContext& d
   ctx.effective_max_tokens = policy::effective_max_tokens(req, defaults.effective_max_tokens);
   const policy::KeyResult key = policy::make_key(req, ctx);
   const policy::Cacheability cacheability = policy::cacheability(req.cache);
-  out << policy::explain_json(policy::Explanation{key, cacheability}) << '\n';
+  out << policy::explain_json(policy::Explanation{key, cacheability, nullptr, nullptr, "", {}}) << '\n';
   return 0;
 }
 

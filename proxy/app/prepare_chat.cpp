@@ -105,9 +105,7 @@ std::optional<api::ApiError> prepare_uncached(AppContext& app, const Request& re
   auto model = app.backend->resolve_model(out.request.model);
   if (!model && out.request.model.empty())  // an upstream has no model to assume
     return api::ApiError::invalid("model", "Missing required parameter: 'model'.");
-  if (!model)
-    return api::ApiError{404, "The model '" + out.request.model + "' does not exist", "invalid_request_error",
-                         "model", "model_not_found"};
+  if (!model) return api::ApiError::model_not_found(out.request.model);
   out.model_id = *model;
   if (auto unsupported = app.backend->check_supported(out.request)) return unsupported;
   out.fingerprint = app.backend->fingerprint(out.model_id);

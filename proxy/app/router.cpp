@@ -83,8 +83,7 @@ void handle_model(AppContext& app, std::string_view id, Responder& r) {
     write_model(out, m);
     return r.respond(json_response(200, std::move(out)));
   }
-  respond_error(r, api::ApiError{404, "The model '" + std::string(id) + "' does not exist", "invalid_request_error",
-                                 "model", "model_not_found"});
+  respond_error(r, api::ApiError::model_not_found(std::string(id)));
 }
 
 void handle_health(AppContext& app, Responder& r) {
@@ -310,7 +309,8 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
       app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
       return;
     }
-    if (exposure_ != Exposure::kAdmin && path.size() > kModelPrefix.size() && path.substr(0, kModelPrefix.size()) == kModelPrefix) {
+    const bool model_path = path.size() > kModelPrefix.size() && path.substr(0, kModelPrefix.size()) == kModelPrefix;
+    if (model_path && exposure_ != Exposure::kAdmin) {
       if (method != http::verb::get) return respond_error(*r, method_not_allowed(request.method_string()));
       return handle_model(app_, path.substr(kModelPrefix.size()), *r);
     }

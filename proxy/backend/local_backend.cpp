@@ -203,8 +203,7 @@ std::pair<int, std::string> LocalBackend::call(const std::string& path, const st
   if (auto err = json::parse(body, req); err || !req.is_object())
     return error_reply(api::ApiError::invalid("", "the body must be a JSON object"));
   if (const json::Value* model = req.find("model"); model && model->is_string() && !resolve_model(model->as_string()))
-    return error_reply(api::ApiError{404, "The model '" + model->as_string() + "' does not exist",
-                                     "invalid_request_error", "model", "model_not_found"});
+    return error_reply(api::ApiError::model_not_found(model->as_string()));
   const auto& prompts = engine_->prompts();
   auto render = [&](std::string& prompt) -> std::optional<api::ApiError> {
     const json::Value* messages = req.find("messages");
