@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "proxy/api/message_parser.hpp"
+
 namespace reprox {
 
 namespace {
@@ -209,10 +211,16 @@ std::pair<int, std::string> LocalBackend::call(const std::string& path, const st
     const json::Value* messages = req.find("messages");
     if (!messages || !messages->is_array() || messages->as_array().empty())
       return api::ApiError::invalid("messages", "messages must be a non-empty array");
+    // The messages as a chat request's are read and rendered, so that these
+    // endpoints show the prompt generation would see.
+    std::vector<api::ChatMessage> parsed;
+    if (auto e = api::parse_messages(*messages, parsed)) return e;
+    if (auto e = unreadable_part(parsed)) return e;
     const json::Value* agp = req.find("add_generation_prompt");
     bool add = agp && agp->is_bool() ? agp->as_bool() : true;
     const json::Value* tools = req.find("tools");
-    if (auto e = prompts.render(*messages, add, tools ? *tools : json::Value(), prompt)) return to_api_error(*e);
+    if (auto e = prompts.render(template_messages(parsed), add, tools ? *tools : json::Value(), prompt))
+      return to_api_error(*e);
     return std::nullopt;
   };
 

@@ -234,6 +234,31 @@ TEST_F(LocalBackendTest, TextEndpoints) {
   EXPECT_EQ(s6, 404);
 }
 
+// The text endpoints read messages as a chat request does: text parts
+// joined, a refusal part read as text, an image part refused. Given raw
+// part arrays, the template failed ("can only concatenate str").
+TEST_F(LocalBackendTest, TextEndpointsRenderContentPartsAsGenerationDoes) {
+  const std::string parts = R"({"messages":[{"role":"user","content":[{"type":"text","text":"hi "},)"
+                            R"({"type":"text","text":"there"}]},{"role":"assistant","content":[)"
+                            R"({"type":"refusal","refusal":"no"}]},{"role":"user","content":"ok"}]})";
+  const std::string plain = R"({"messages":[{"role":"user","content":"hi there"},)"
+                            R"({"role":"assistant","content":"no"},{"role":"user","content":"ok"}]})";
+  auto [s1, from_parts] = backend_->call("/apply-template", parts);
+  auto [s2, from_plain] = backend_->call("/apply-template", plain);
+  EXPECT_EQ(s1, 200) << from_parts;
+  EXPECT_EQ(s2, 200) << from_plain;
+  EXPECT_EQ(from_parts, from_plain);
+  auto [s3, tokens] = backend_->call("/tokenize", parts);
+  EXPECT_EQ(s3, 200) << tokens;
+  auto [s4, image] = backend_->call(
+      "/tokenize", R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u"}}]}]})");
+  EXPECT_EQ(s4, 400);
+  EXPECT_NE(image.find("messages[0].content[0].type"), std::string::npos) << image;
+  auto [s5, bad_role] = backend_->call("/apply-template", R"({"messages":[{"role":"wizard","content":"x"}]})");
+  EXPECT_EQ(s5, 400);
+  EXPECT_NE(bad_role.find("messages[0].role"), std::string::npos) << bad_role;
+}
+
 TEST_F(LocalBackendTest, FingerprintDependsOnWeightsAndMode) {
   auto fp = backend_->fingerprint("");
   EXPECT_EQ(fp.size(), 19u);
