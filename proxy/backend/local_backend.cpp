@@ -23,6 +23,39 @@ class CancelOnDrop final : public GenerationHandle {
 
 std::pair<int, std::string> error_reply(const api::ApiError& e) { return {e.status, e.to_json()}; }
 
+// What the model reads of a message: its text parts, and an assistant's
+// refusal parts (what it said when it refused), in order.
+std::string readable_text(const api::ChatMessage& m) {
+  if (!m.content.is_array()) return m.text();
+  std::string out;
+  for (const auto& part : m.content.as_array()) {
+    const json::Value* type = part.find("type");
+    if (!type || !type->is_string() || (type->as_string() != "text" && type->as_string() != "refusal")) continue;
+    const json::Value* text = part.find(type->as_string());  // {"type": "text", "text": ...}, or "refusal"
+    if (text && text->is_string()) out += text->as_string();
+  }
+  return out;
+}
+
+// The first content part the text-only engine would not see (an image, audio
+// or a file): a 400 naming it, rather than an answer to the text alone.
+std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (!messages[i].content.is_array()) continue;
+    const json::Array& parts = messages[i].content.as_array();
+    for (size_t j = 0; j < parts.size(); ++j) {
+      const json::Value* type = parts[j].find("type");
+      if (!type || !type->is_string() || type->as_string() == "text" || type->as_string() == "refusal") continue;
+      return api::ApiError::invalid(
+          "messages[" + std::to_string(i) + "].content[" + std::to_string(j) + "].type",
+          "Invalid content part type '" + type->as_string() +
+              "': the embedded engine reads text only; serve models that take images, audio or files "
+              "with --upstream.");
+    }
+  }
+  return std::nullopt;
+}
+
 // Engine events go to the proxy's sink unchanged; engine errors become ApiErrors.
 class SinkAdapter final : public engine::EngineSink {
  public:
@@ -53,24 +86,6 @@ engine::SamplingParams sampling_params(const BackendRequest& r) {
   p.top_logprobs = static_cast<int>(r.chat.top_logprobs);
   return p;
 }
-
-namespace {
-
-// What the model reads of a message: its text parts, and an assistant's
-// refusal parts (what it said when it refused), in order.
-std::string readable_text(const api::ChatMessage& m) {
-  if (!m.content.is_array()) return m.text();
-  std::string out;
-  for (const auto& part : m.content.as_array()) {
-    const json::Value* type = part.find("type");
-    if (!type || !type->is_string() || (type->as_string() != "text" && type->as_string() != "refusal")) continue;
-    const json::Value* text = part.find(type->as_string());  // {"type": "text", "text": ...}, or "refusal"
-    if (text && text->is_string()) out += text->as_string();
-  }
-  return out;
-}
-
-}  // namespace
 
 json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
   json::Array out;
@@ -154,29 +169,6 @@ std::optional<std::string> LocalBackend::resolve_model(const std::string& reques
 std::string LocalBackend::fingerprint(const std::string&) const { return engine_->system_fingerprint(); }
 
 int64_t LocalBackend::default_max_tokens(const std::string&) const { return engine_->options().default_max_tokens; }
-
-namespace {
-
-// The first content part the text-only engine would not see (an image, audio
-// or a file): a 400 naming it, rather than an answer to the text alone.
-std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages) {
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (!messages[i].content.is_array()) continue;
-    const json::Array& parts = messages[i].content.as_array();
-    for (size_t j = 0; j < parts.size(); ++j) {
-      const json::Value* type = parts[j].find("type");
-      if (!type || !type->is_string() || type->as_string() == "text" || type->as_string() == "refusal") continue;
-      return api::ApiError::invalid(
-          "messages[" + std::to_string(i) + "].content[" + std::to_string(j) + "].type",
-          "Invalid content part type '" + type->as_string() +
-              "': the embedded engine reads text only; serve models that take images, audio or files "
-              "with --upstream.");
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::optional<api::ApiError> LocalBackend::check_supported(const api::ChatRequest& request) const {
   if (auto e = unreadable_part(request.messages)) return e;

@@ -39,6 +39,14 @@ class BatchLifecycleTest : public BatchFixture {
 
 std::string* BatchLifecycleTest::dir_ = nullptr;
 
+// Resolves with the job's completion tokens, or -1 - the error code.
+struct CompletionTokens final : EngineSink {
+  void on_event(GenEvent) override {}
+  void on_complete(const Usage& u, const std::string&) override { result.set_value(u.completion_tokens); }
+  void on_error(const EngineError& e) override { result.set_value(-1 - static_cast<int64_t>(e.code)); }
+  std::promise<int64_t> result;
+};
+
 TEST_F(BatchLifecycleTest, ConcurrentRequestsShareModelPasses) {
   LocalBackend engine(options());
   Sampling s;
@@ -127,13 +135,7 @@ TEST_F(BatchLifecycleTest, ChoicesThatCannotAllFitTheWorkingMemoryAreRefused) {
   const std::optional<EngineError> refused = backend.engine().submit(job(2));
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->code, EngineErrc::kTooLarge);
-  struct Done final : EngineSink {
-    void on_event(GenEvent) override {}
-    void on_complete(const Usage& u, const std::string&) override { result.set_value(u.completion_tokens); }
-    void on_error(const EngineError&) override { result.set_value(-1); }
-    std::promise<int64_t> result;
-  };
-  auto sink = std::make_shared<Done>();
+  auto sink = std::make_shared<CompletionTokens>();
   std::future<int64_t> done = sink->result.get_future();
   EngineJob alone = job(1);
   alone.sink = sink;
@@ -146,14 +148,8 @@ TEST_F(BatchLifecycleTest, ChoicesThatCannotAllFitTheWorkingMemoryAreRefused) {
 // an owner that never cancels may leave it out) runs to completion; the
 // engine thread used to dereference the missing flag.
 TEST_F(BatchLifecycleTest, AJobWithoutACancelFlagRuns) {
-  struct Done final : EngineSink {
-    void on_event(GenEvent) override {}
-    void on_complete(const Usage& u, const std::string&) override { result.set_value(u.completion_tokens); }
-    void on_error(const EngineError& e) override { result.set_value(-1 - static_cast<int64_t>(e.code)); }
-    std::promise<int64_t> result;
-  };
   LocalBackend backend(options());
-  auto sink = std::make_shared<Done>();
+  auto sink = std::make_shared<CompletionTokens>();
   std::future<int64_t> done = sink->result.get_future();
   EngineJob job;
   job.prompt = {300, 301, 302};
@@ -191,9 +187,16 @@ TEST_F(BatchLifecycleTest, SamplingParametersOutOfRangeAreRefusedAtSubmit) {
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(refused->code, EngineErrc::kInvalidSampling) << refused->message;
   }
+  // The last id is in range: the job runs to its end.
   SamplingParams last_id;
   last_id.logit_bias = {{vocab - 1, 5.0}};
-  EXPECT_FALSE(backend.engine().submit(job(last_id)).has_value());
+  EngineJob accepted = job(last_id);
+  auto sink = std::make_shared<CompletionTokens>();
+  std::future<int64_t> done = sink->result.get_future();
+  accepted.sink = sink;
+  ASSERT_FALSE(backend.engine().submit(std::move(accepted)).has_value());
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_GE(done.get(), 1);
 }
 
 }  // namespace
