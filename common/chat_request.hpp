@@ -22,7 +22,9 @@ struct ChatMessage {
   json::Value tool_calls;                   // null when absent
   std::optional<std::string> tool_call_id;  // tool messages
   json::Value function_call;                // legacy assistant field; null when absent
-  // Text of `content`: the string itself, or the text parts joined ("" if none).
+  // Text of `content`: the string itself, or its text parts and an
+  // assistant's refusal parts (what it said when it refused) joined in
+  // order ("" if none).
   std::string text() const;
 };
 

@@ -76,6 +76,9 @@ class BatchRunner {
   // Runs one step. False when there was nothing to do.
   bool step();
 
+  // Token ids the sampler draws from: those both the model's logits and the
+  // tokenizer have. Fixed at construction; any thread.
+  int32_t vocab_size() const { return vocab_; }
   size_t waiting_requests() const;  // requests not yet admitted
   size_t running_sequences() const;
   BatchStats stats() const;
@@ -105,7 +108,7 @@ class BatchRunner {
   KvReuse* kv_reuse_;  // null: reuse off
   BatchConfig config_;
   std::function<void()> before_complete_;
-  int32_t vocab_;
+  const int32_t vocab_;
 
   std::vector<std::unique_ptr<Sequence>> sequences_;  // running and waiting, any order
   sched::RequestId next_id_ = 1;

@@ -142,9 +142,7 @@ int64_t Engine::max_positions() const { return model_->config().max_positions; }
 int64_t Engine::sliding_window() const { return model_->config().sliding_window; }
 size_t Engine::weight_bytes() const { return model_->weight_bytes(); }
 
-int32_t Engine::vocab_size() const {
-  return std::min<int32_t>(tokenizer_->vocab_size(), static_cast<int32_t>(model_->config().vocab_size));
-}
+int32_t Engine::vocab_size() const { return runner_->vocab_size(); }
 
 std::optional<EngineError> Engine::submit(EngineJob job) {
   if (std::string why = validate_sampling_params(job.sampling, vocab_size()); !why.empty())

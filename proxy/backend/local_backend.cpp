@@ -23,20 +23,6 @@ class CancelOnDrop final : public GenerationHandle {
 
 std::pair<int, std::string> error_reply(const api::ApiError& e) { return {e.status, e.to_json()}; }
 
-// What the model reads of a message: its text parts, and an assistant's
-// refusal parts (what it said when it refused), in order.
-std::string readable_text(const api::ChatMessage& m) {
-  if (!m.content.is_array()) return m.text();
-  std::string out;
-  for (const auto& part : m.content.as_array()) {
-    const json::Value* type = part.find("type");
-    if (!type || !type->is_string() || (type->as_string() != "text" && type->as_string() != "refusal")) continue;
-    const json::Value* text = part.find(type->as_string());  // {"type": "text", "text": ...}, or "refusal"
-    if (text && text->is_string()) out += text->as_string();
-  }
-  return out;
-}
-
 // The first content part the text-only engine would not see (an image, audio
 // or a file): a 400 naming it, rather than an answer to the text alone.
 std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages) {
@@ -96,7 +82,7 @@ json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
     if (m.content.is_null())
       o.emplace_back("content", json::Value());
     else
-      o.emplace_back("content", readable_text(m));
+      o.emplace_back("content", m.text());
     if (m.name) o.emplace_back("name", *m.name);
     if (!m.tool_calls.is_null()) o.emplace_back("tool_calls", m.tool_calls);
     if (m.tool_call_id) o.emplace_back("tool_call_id", *m.tool_call_id);

@@ -107,6 +107,13 @@ TEST(ChatRequestParser, MixedPartsAreKeptWhole) {
   EXPECT_EQ(r.messages[0].text(), "what is this?");
 }
 
+TEST(ChatRequestParser, AnAssistantsRefusalPartsAreItsText) {
+  ChatRequest r = parse_ok(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[
+      {"type":"text","text":"I "},{"type":"refusal","refusal":"cannot."}]}]})");
+  ASSERT_TRUE(r.messages[1].content.is_array());
+  EXPECT_EQ(r.messages[1].text(), "I cannot.");
+}
+
 TEST(ChatRequestParser, AssistantRefusalAndLegacyFunctionCall) {
   ChatRequest r = parse_ok(R"({"messages":[{"role":"user","content":"x"},
       {"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}},
