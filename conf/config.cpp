@@ -290,6 +290,55 @@ std::string resolve_engine_dtype(const Config& config) {
   return dtype;
 }
 
+namespace {
+// "scheme://host[:port]", with the scheme http or https and a port of
+// digits; anything after the authority (a path, "/", "?", "#") is not an
+// origin.
+bool is_origin(const std::string& s) {
+  size_t rest = 0;
+  if (s.rfind("http://", 0) == 0) rest = 7;
+  else if (s.rfind("https://", 0) == 0) rest = 8;
+  else return false;
+  std::string_view authority(s.data() + rest, s.size() - rest);
+  if (authority.empty() || authority.find_first_of("/?#@ \t") != std::string_view::npos) return false;
+  const size_t colon = authority.rfind(':');
+  const size_t bracket = authority.rfind(']');
+  if (colon == std::string_view::npos || (bracket != std::string_view::npos && colon < bracket)) return true;
+  std::string_view port = authority.substr(colon + 1);
+  if (colon == 0 || port.empty() || port.size() > 5) return false;
+  for (char c : port)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+}  // namespace
+
+std::vector<std::string> cors_origins(const Config& config) {
+  std::vector<std::string> out;
+  const std::string& text = config.cors_origins;
+  auto fail = [&config](const std::string& why) {
+    throw ConfigError(source_of(config, "server.cors_origins") + ": server.cors_origins: " + why);
+  };
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    std::transform(item.begin(), item.end(), item.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (!item.empty()) {
+      if (item != "*" && !is_origin(item))
+        fail("\"" + item + "\" is not an origin: give \"*\" or origins such as \"https://app.example.com\" "
+             "(scheme, host and port; no path, no trailing slash), separated by commas");
+      out.push_back(std::move(item));
+    }
+    start = comma + 1;
+  }
+  if (out.size() > 1 && std::find(out.begin(), out.end(), "*") != out.end())
+    fail("\"*\" allows every origin; give it alone");
+  return out;
+}
+
 void split_listen(const std::string& listen, std::string& host, unsigned short& port) {
   auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == listen.size())

@@ -43,6 +43,7 @@ struct Config {
   int64_t write_timeout_ms = 30000;
   uint64_t max_connections = 10000;
   int64_t drain_timeout_ms = 30000;
+  std::string cors_origins;  // browser origins that may call the API: "*" or a comma list; empty: none
   // [proxy]
   uint64_t default_seed = 42;
   std::string admin_token;
@@ -168,6 +169,13 @@ std::string resolve_engine_dtype(const Config& config);
 // it is "auto", "on" or "off", and for "on" with numeric_mode "strict"
 // (slots are fast mode's), naming both keys and their sources.
 void check_engine_kv_slots(const Config& config);
+
+// server.cors_origins as a list: empty (off), {"*"} (any origin), or
+// origins "scheme://host[:port]" in lower case (how browsers send Origin).
+// Throws ConfigError, starting with where the key came from, for an entry
+// that is not an http(s) origin (a path, a trailing slash, no host) or for
+// "*" beside other entries.
+std::vector<std::string> cors_origins(const Config& config);
 
 // Splits "HOST:PORT" ("[v6]:PORT" too); throws on a malformed value.
 void split_listen(const std::string& listen, std::string& host, unsigned short& port);

@@ -40,6 +40,7 @@ std::vector<KeySpec> make_table() {
       {"server.write_timeout_ms", kMs, &C::write_timeout_ms},
       {"server.max_connections", kPositive, &C::max_connections},
       {"server.drain_timeout_ms", kMs, &C::drain_timeout_ms},
+      {"server.cors_origins", kText, &C::cors_origins},
       {"proxy.default_seed", kInt, &C::default_seed},
       {"proxy.admin_token", kText, &C::admin_token, true},
       {"proxy.shared_cache", kBool, &C::shared_cache},

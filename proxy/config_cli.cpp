@@ -71,6 +71,8 @@ void ServeConfigFlags::add_to(CLI::App& serve) {
            "How long in-flight answers get on shutdown: milliseconds, or e.g. 30s");
   add_flag(serve, "--read-timeout-ms", "server.read_timeout_ms", "DURATION",
            "A request not received in time gets 408: milliseconds, or e.g. 30s");
+  add_flag(serve, "--cors-origins", "server.cors_origins", "LIST",
+           "Browser origins that may call the API: \"*\" or e.g. https://app.example.com,http://localhost:3000");
   add_flag(serve, "--body-limit", "server.body_limit", "SIZE", "Largest request body, e.g. 1MiB (413 beyond)");
 }
 
@@ -80,6 +82,7 @@ Config ServeConfigFlags::resolve(const EnvVars& env) const {
   for (const auto& name : ignored) spdlog::warn("{} names no configuration key; ignored", name);
   for (const Flag& flag : flags_)
     if (flag.option->count() > 0) set_config_key(config, flag.key, flag.text, "flag " + flag.name);
+  cors_origins(config);  // a malformed origin stops start-up here, with its source
   return config;
 }
 
@@ -105,6 +108,7 @@ int run_config_check(const std::string& path, const EnvVars& env, std::ostream& 
   try {
     resolve_engine_dtype(config);
     check_engine_kv_slots(config);
+    cors_origins(config);
   } catch (const ConfigError& e) {
     err << e.what() << '\n';
     return 1;

@@ -361,6 +361,7 @@ int run_serve(const Config& config, const LocalBackendFactory& make_local) {
   app.options.default_seed = config.default_seed;
   app.options.shared_cache = config.shared_cache;
   app.options.admin_token = config.admin_token;
+  app.cors = CorsPolicy(cors_origins(config));
   apply_cache_policy(config, app.options);
   PolicyParts policy_parts = make_policy_parts(config, metrics, tiers.redis.get(), app);
   app.metrics = &metrics;

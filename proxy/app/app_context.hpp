@@ -13,6 +13,7 @@
 #include "policies/cache_policy.hpp"
 #include "policies/cache_rules.hpp"
 #include "proxy/app/audit_log.hpp"
+#include "proxy/app/cors.hpp"
 #include "proxy/app/greedy_fallback.hpp"
 #include "proxy/app/repro_auditor.hpp"
 #include "proxy/app/tenant_limits.hpp"
@@ -69,6 +70,7 @@ struct AppContext {
   // here and whether the shared tier took the purge. Any thread.
   std::function<void(const PurgeScope&, std::function<void(uint64_t, bool)>)> purge;
   ForwardFn forward;                    // empty without an upstream
+  CorsPolicy cors;                      // [server] cors_origins; off by default
   ReproAuditor* auditor = nullptr;      // null: no reproducibility audits
   GreedyFallback* fallback = nullptr;   // null: never falls back (no audits)
   HotKeys* hot_keys = nullptr;          // null: hot-key extension off

@@ -4,6 +4,7 @@
 #include "policies/near_key.hpp"
 #include "policies/tenant.hpp"
 #include "proxy/app/chat_handler.hpp"
+#include "proxy/app/cors.hpp"
 #include "proxy/app/near_flow.hpp"
 #include "proxy/app/near_match.hpp"
 #include "proxy/app/status_endpoints.hpp"
@@ -41,8 +42,27 @@ class CountingResponder final : public Responder {
   const char* endpoint_;
 };
 
-api::ApiError method_not_allowed(std::string_view method) {
-  return api::ApiError{405, "method " + std::string(method) + " is not allowed here", "invalid_request_error", "", ""};
+// The methods a resource takes, as Allow and a preflight's answer name them.
+constexpr std::string_view kGetMethods = "GET, HEAD, OPTIONS";
+constexpr std::string_view kPostMethods = "POST, OPTIONS";
+// What a path forwarded to the upstream may take.
+constexpr std::string_view kForwardedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+
+std::string_view methods_of(http::verb route_method) {
+  return route_method == http::verb::get ? kGetMethods : kPostMethods;
+}
+
+// HEAD is GET without the body (the session leaves it out).
+bool method_matches(http::verb method, http::verb route_method) {
+  return method == route_method || (method == http::verb::head && route_method == http::verb::get);
+}
+
+void respond_method_not_allowed(Responder& r, std::string_view method, std::string_view allowed) {
+  api::ApiError error{405, "method " + std::string(method) + " is not allowed here; allowed: " + std::string(allowed),
+                      "invalid_request_error", "", ""};
+  auto res = json_response(405, error.to_json());
+  res.set(http::field::allow, allowed);
+  r.respond(std::move(res));
 }
 
 api::ApiError not_found(std::string_view path) {
@@ -298,7 +318,24 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   const auto method = request.method();
 
   const Route* route = find_route(path, exposure_);
-  auto r = std::make_shared<CountingResponder>(std::move(responder), *app_.metrics, route ? route->path : "other");
+  const bool model_path = !route && exposure_ != Exposure::kAdmin && path.size() > kModelPrefix.size() &&
+                          path.substr(0, kModelPrefix.size()) == kModelPrefix;
+  std::shared_ptr<Responder> r =
+      std::make_shared<CountingResponder>(std::move(responder), *app_.metrics, route ? route->path : "other");
+  // Browsers on allowed origins may read every answer of the API listener,
+  // errors included. Preflights carry no API key: they are answered first.
+  std::string allow_origin;
+  if (app_.cors.enabled() && exposure_ != Exposure::kAdmin) {
+    auto origin = request[http::field::origin];
+    allow_origin = app_.cors.allow_origin(std::string_view(origin.data(), origin.size()));
+    if (!allow_origin.empty()) r = with_cors(r, allow_origin, app_.cors.per_origin());
+  }
+  if (method == http::verb::options && (route || model_path || !app_.forward || is_preflight(request))) {
+    const std::string_view methods = route ? methods_of(route->method) : model_path ? kGetMethods
+                                         : app_.forward ? kForwardedMethods : std::string_view();
+    if (methods.empty()) return respond_error(*r, not_found(path));
+    return r->respond(options_answer(request, methods, allow_origin, app_.cors.per_origin()));
+  }
   // Unknown paths are forwarded upstream: they need a client key too.
   if (exposure_ != Exposure::kAdmin && app_.client_keys && (!route || route->client) &&
       !client_key_allowed(app_, request))
@@ -309,14 +346,15 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
       app_.forward(std::move(request), [r](Response&& res) { r->respond(std::move(res)); });
       return;
     }
-    const bool model_path = path.size() > kModelPrefix.size() && path.substr(0, kModelPrefix.size()) == kModelPrefix;
-    if (model_path && exposure_ != Exposure::kAdmin) {
-      if (method != http::verb::get) return respond_error(*r, method_not_allowed(request.method_string()));
+    if (model_path) {
+      if (!method_matches(method, http::verb::get))
+        return respond_method_not_allowed(*r, request.method_string(), kGetMethods);
       return handle_model(app_, path.substr(kModelPrefix.size()), *r);
     }
     return respond_error(*r, not_found(path));
   }
-  if (method != route->method) return respond_error(*r, method_not_allowed(request.method_string()));
+  if (!method_matches(method, route->method))
+    return respond_method_not_allowed(*r, request.method_string(), methods_of(route->method));
 
   if (path == "/v1/chat/completions") return handle_chat(app_, std::move(request), r);
   if (path == "/v1/models") {

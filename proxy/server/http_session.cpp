@@ -205,6 +205,7 @@ void HttpSession::on_read(beast::error_code ec) {
   in_request_ = true;
   ++answer_seq_;
   keep_alive_ = parser_->get().keep_alive() && !tracker_->draining();
+  head_only_ = parser_->get().method() == http::verb::head;
   stream_expires_never();
   handler_.handle(parser_->release(), shared_from_this());
 }
@@ -214,6 +215,7 @@ void HttpSession::reject(http::status status, const std::string& message, const 
   in_request_ = true;
   ++answer_seq_;
   keep_alive_ = false;
+  head_only_ = false;
   api::ApiError err{static_cast<int>(status), message, type, "", ""};
   response_ = std::make_unique<Response>(status, 11);
   response_->set(http::field::content_type, "application/json");
@@ -245,7 +247,9 @@ void HttpSession::write_rendered() {
   watching_ = false;
   serialize_rendered_head(*rendered_, keep_alive_, head_bytes_);
   stream_expires_after(options_.write_timeout);
-  std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_), net::buffer(rendered_->body)};
+  // A HEAD answer's head says the Content-Length the body would have.
+  std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_),
+                                           net::buffer(rendered_->body.data(), head_only_ ? 0 : rendered_->body.size())};
   net::async_write(stream_, buffers, [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
     self->on_written(ec, ka);
   });
@@ -254,13 +258,16 @@ void HttpSession::write_rendered() {
 void HttpSession::write_response() {
   watching_ = false;
   response_->keep_alive(keep_alive_);
-  response_->prepare_payload();
+  // An upstream's answer to a forwarded HEAD has no body and keeps its
+  // Content-Length; every other answer's length is its body's.
+  if (!(head_only_ && response_->body().empty() && response_->has_content_length())) response_->prepare_payload();
   stream_expires_after(options_.write_timeout);
   // The head is serialized here into one buffer and sent with the body in
   // one gathered write: Beast's serializer walks a generic buffer sequence
   // per field, which cost more than the whole head on the cache-hit path.
   serialize_head(*response_, head_bytes_);
-  std::array<net::const_buffer, 2> buffers{net::buffer(head_bytes_), net::buffer(response_->body())};
+  std::array<net::const_buffer, 2> buffers{
+      net::buffer(head_bytes_), net::buffer(response_->body().data(), head_only_ ? 0 : response_->body().size())};
   net::async_write(stream_, buffers, [self = shared_from_this(), ka = keep_alive_](beast::error_code ec, size_t) {
     self->on_written(ec, ka);
   });

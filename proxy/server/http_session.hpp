@@ -94,6 +94,7 @@ class HttpSession final : public Responder, public std::enable_shared_from_this<
   bool stream_expiry_set_ = false;   // stream_ has an expiry (not "never")
 
   bool keep_alive_ = true;
+  bool head_only_ = false;  // the request is HEAD: its answer goes without a body
   bool in_request_ = false;  // between reading a request and finishing its answer
   bool closed_ = false;
   uint64_t answer_seq_ = 0;  // stale-handler guard for disconnect watches

@@ -98,6 +98,15 @@ TEST(ConfigCheck, SixteenBitDtypeInStrictModeIsAnError) {
   EXPECT_EQ(run.out, "");
 }
 
+TEST(ConfigCheck, MalformedCorsOriginNamesItsLine) {
+  TempToml file("[server]\ncors_origins = \"https://app.example/\"\n");
+  CheckRun run = config_check(file.path);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.err.find(file.path + ":2: server.cors_origins: \"https://app.example/\" is not an origin"),
+            std::string::npos)
+      << run.err;
+}
+
 #if REPROX_WITH_TORCH
 // serve stops before loading any model, with the same one-line error.
 TEST(ConfigCheck, ServeRefusesSixteenBitDtypeInStrictMode) {

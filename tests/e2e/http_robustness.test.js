@@ -169,10 +169,37 @@ test('HTTP robustness', async (t) => {
     assert.ok((await unknown.json()).error, 'OpenAI error JSON');
   });
 
-  await t.test('a wrong method on a known path gets 405', async () => {
+  await t.test('a wrong method on a known path gets 405 and Allow', async () => {
     const res = await fetch(`${proxy.base}/v1/chat/completions`);
     assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'POST, OPTIONS');
     assert.ok((await res.json()).error);
+    const healthz = await fetch(`${proxy.base}/healthz`, { method: 'DELETE' });
+    assert.equal(healthz.status, 405);
+    assert.equal(healthz.headers.get('allow'), 'GET, HEAD, OPTIONS');
+  });
+
+  await t.test('OPTIONS on a known path gets 204 and Allow', async () => {
+    const res = await fetch(`${proxy.base}/healthz`, { method: 'OPTIONS' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
+  });
+
+  // HEAD answers with GET's head, its Content-Length included, and no body:
+  // the GET after it on the same socket is read as the next answer.
+  await t.test('HEAD on a GET endpoint: the head without the body, keep-alive intact', async () => {
+    for (const target of ['/healthz', '/metrics']) {
+      const res = await h.rawExchange(port, [`HEAD ${target} HTTP/1.1\r\nHost: x\r\n\r\n`,
+                                             `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`]);
+      const end = res.text.indexOf('\r\n\r\n');
+      assert.match(res.text.slice(0, end), /^HTTP\/1\.1 200 /, target);
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(res.text.slice(0, end))[1]);
+      assert.ok(length > 0, `${target}: GET's length`);
+      const rest = res.text.slice(end + 4);
+      assert.match(rest, /^HTTP\/1\.1 200 /, `${target}: no body after HEAD's head`);
+      const get = h.parseResponses(rest)[0];
+      if (target === '/healthz') assert.equal(get.body.length, length, 'HEAD said the GET body length');
+    }
   });
 
   assert.ok(upstream);

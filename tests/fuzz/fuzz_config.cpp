@@ -4,7 +4,8 @@
 // odd, the rest is "section.key\nvalue".
 // Properties: any content gives a Config or a ConfigError (an error at
 // start-up), never a crash or another exception; an accepted file's
-// effective configuration can be described.
+// effective configuration can be described; server.cors_origins set by a
+// flag gives origins or an error.
 #include <unistd.h>
 
 #include <cstddef>
@@ -47,6 +48,13 @@ void check_key(const std::string& input) {
     return;
   }
   reprox::describe_config(config);
+  try {
+    for (const auto& origin : reprox::cors_origins(config))
+      FUZZ_CHECK(origin == "*" || origin.rfind("http://", 0) == 0 || origin.rfind("https://", 0) == 0,
+                 "an accepted CORS origin is * or an http(s) origin");
+  } catch (const reprox::ConfigError& e) {
+    FUZZ_CHECK(e.what()[0] != '\0', "a CORS origin error explains itself");
+  }
 }
 
 }  // namespace
