@@ -85,6 +85,7 @@ json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
       o.emplace_back("content", m.text());
     if (m.name) o.emplace_back("name", *m.name);
     if (!m.tool_calls.is_null()) o.emplace_back("tool_calls", m.tool_calls);
+    if (!m.function_call.is_null()) o.emplace_back("function_call", m.function_call);
     if (m.tool_call_id) o.emplace_back("tool_call_id", *m.tool_call_id);
     out.emplace_back(std::move(o));
   }
@@ -169,6 +170,9 @@ std::optional<api::ApiError> LocalBackend::check_supported(const api::ChatReques
   }
   if (!request.tools.is_null())
     return api::ApiError::invalid("tools", "the embedded engine does not support tool calling; use --upstream");
+  // The legacy form of tools: refused as tools are, not answered as if absent.
+  if (const json::Value* functions = request.raw.find("functions"); functions && !functions->is_null())
+    return api::ApiError::invalid("functions", "the embedded engine does not support function calling; use --upstream");
   if (!request.response_format.is_null()) {
     const json::Value* type = request.response_format.find("type");
     if (!type || !type->is_string() || type->as_string() != "text")

@@ -74,6 +74,13 @@ TEST_F(LocalBackendTest, RefusesWhatItCannotHonourWithA400NamingTheParam) {
   EXPECT_EQ(e->param, "response_format");
   req.response_format = json::Value(json::Object{{"type", json::Value("text")}});
   EXPECT_FALSE(backend_->check_supported(req));
+  // Legacy `functions` are tools by their old name.
+  json::Object fn{{"name", json::Value("lookup")}, {"parameters", json::Value(json::Object{})}};
+  req.raw = json::Value(json::Object{{"functions", json::Value(json::Array{json::Value(std::move(fn))})}});
+  e = backend_->check_supported(req);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, 400);
+  EXPECT_EQ(e->param, "functions");
 }
 
 TEST_F(LocalBackendTest, AnImageAudioOrFilePartIsA400NotAnAnswerToTheTextAlone) {
@@ -108,6 +115,26 @@ TEST_F(LocalBackendTest, AnImageAudioOrFilePartIsA400NotAnAnswerToTheTextAlone) 
   const json::Value rendered = template_messages(req.messages);
   EXPECT_EQ(rendered.as_array()[0].find("content")->as_string(), "hi");
   EXPECT_EQ(rendered.as_array()[1].find("content")->as_string(), "no");
+}
+
+// A legacy function exchange reaches the chat template whole, as vLLM
+// passes it: the assistant's function_call and the function message.
+TEST(TemplateMessages, ALegacyFunctionCallReachesTheTemplate) {
+  std::vector<api::ChatMessage> messages(2);
+  messages[0].role = "assistant";
+  messages[0].function_call =
+      json::Value(json::Object{{"name", json::Value("lookup")}, {"arguments", json::Value("{\"q\":1}")}});
+  messages[1].role = "function";
+  messages[1].name = "lookup";
+  messages[1].content = json::Value("42");
+  const json::Value rendered = template_messages(messages);
+  const json::Value* call = rendered.as_array()[0].find("function_call");
+  ASSERT_TRUE(call);
+  EXPECT_EQ(call->find("name")->as_string(), "lookup");
+  EXPECT_TRUE(rendered.as_array()[0].find("content")->is_null());
+  EXPECT_EQ(rendered.as_array()[1].find("role")->as_string(), "function");
+  EXPECT_EQ(rendered.as_array()[1].find("name")->as_string(), "lookup");
+  EXPECT_EQ(rendered.as_array()[1].find("content")->as_string(), "42");
 }
 
 // Keys are int64 in the request and int32 in the engine: a key past the
