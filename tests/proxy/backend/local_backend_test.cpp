@@ -74,13 +74,41 @@ TEST_F(LocalBackendTest, RefusesWhatItCannotHonourWithA400NamingTheParam) {
   EXPECT_EQ(e->param, "response_format");
   req.response_format = json::Value(json::Object{{"type", json::Value("text")}});
   EXPECT_FALSE(backend_->check_supported(req));
-  // Legacy `functions` are tools by their old name.
-  json::Object fn{{"name", json::Value("lookup")}, {"parameters", json::Value(json::Object{})}};
-  req.raw = json::Value(json::Object{{"functions", json::Value(json::Array{json::Value(std::move(fn))})}});
-  e = backend_->check_supported(req);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->status, 400);
-  EXPECT_EQ(e->param, "functions");
+  // Options read from the body as sent: legacy `functions` (tools by their
+  // old name), a tool or function choice that needs a call, audio output,
+  // a web search.
+  const std::pair<const char*, const char*> refused[] = {
+      {"functions", R"({"functions": [{"name": "lookup", "parameters": {}}]})"},
+      {"function_call", R"({"function_call": {"name": "lookup"}})"},
+      {"modalities", R"({"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}})"},
+      {"audio", R"({"audio": {"voice": "alloy", "format": "wav"}})"},
+      {"web_search_options", R"({"web_search_options": {}})"},
+  };
+  for (const auto& [param, body] : refused) {
+    api::ChatRequest r;
+    ASSERT_FALSE(json::parse(body, r.raw));
+    e = backend_->check_supported(r);
+    ASSERT_TRUE(e) << body;
+    EXPECT_EQ(e->status, 400);
+    EXPECT_EQ(e->param, param);
+    EXPECT_NE(e->message.find("use --upstream"), std::string::npos) << e->message;
+  }
+  for (const char* choice : {R"("required")", R"({"type": "function", "function": {"name": "lookup"}})"}) {
+    api::ChatRequest r;
+    ASSERT_FALSE(json::parse(choice, r.tool_choice));
+    e = backend_->check_supported(r);
+    ASSERT_TRUE(e) << choice;
+    EXPECT_EQ(e->param, "tool_choice");
+  }
+  // What cannot change a text answer passes.
+  api::ChatRequest harmless;
+  harmless.tool_choice = json::Value("none");
+  ASSERT_FALSE(json::parse(R"({"modalities": ["text"], "function_call": "auto", "prediction": {"type": "content",
+      "content": "x"}, "store": true, "metadata": {"a": "b"}, "parallel_tool_calls": true})",
+                           harmless.raw));
+  EXPECT_FALSE(backend_->check_supported(harmless));
+  harmless.tool_choice = json::Value("auto");
+  EXPECT_FALSE(backend_->check_supported(harmless));
 }
 
 TEST_F(LocalBackendTest, AnImageAudioOrFilePartIsA400NotAnAnswerToTheTextAlone) {
