@@ -87,6 +87,10 @@ Response options_answer(const Request& request, std::string_view methods, std::s
     if (auto asked = request[http::field::access_control_request_headers]; !asked.empty())
       res.set(http::field::access_control_allow_headers, asked);
     res.set(http::field::access_control_max_age, kPreflightMaxAge);
+    // Chromium's Private Network Access: a page of a public origin asks
+    // before it calls a server on a private address (reprox on localhost).
+    if (request["Access-Control-Request-Private-Network"] == "true")
+      res.set("Access-Control-Allow-Private-Network", "true");
   }
   if (per_origin) res.set(http::field::vary, "Origin");
   return res;

@@ -40,7 +40,8 @@ bool is_preflight(const Request& request);
 // The 204 answer to an OPTIONS request on a resource that takes `methods`
 // ("POST, OPTIONS"). With a non-empty `allow_origin` (the preflight's
 // origin is allowed) it carries the CORS fields: the allowed origin and
-// methods, the request headers the preflight asked for, and a max age.
+// methods, the request headers the preflight asked for, a max age, and
+// private network access when the preflight asks for it.
 Response options_answer(const Request& request, std::string_view methods, std::string_view allow_origin,
                         bool per_origin);
 

@@ -6,24 +6,12 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { execFile, execFileSync } = require('node:child_process');
-const fs = require('node:fs');
+const { execFile } = require('node:child_process');
 const http = require('node:http');
-const os = require('node:os');
-const path = require('node:path');
 const h = require('./harness');
+const browser = require('./chromium');
 
-function findChromium() {
-  const names = process.env.REPROX_CHROMIUM ? [process.env.REPROX_CHROMIUM]
-                                            : ['chromium', 'chromium-browser', 'google-chrome'];
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v "${name}"`]).toString().trim() || null;
-    } catch (e) { /* not this one */ }
-  }
-  return null;
-}
-const chromium = findChromium();
+const chromium = browser.findChromium();
 
 // One request with node:http (fetch would not send Origin as given).
 function request(port, method, pathname, headers = {}, body = '') {
@@ -82,19 +70,11 @@ const post = (b) => fetch(PROXY + '/v1/chat/completions', { method: 'POST', body
 }
 
 // The JSON the page wrote into #out, after Chromium ran it.
-function runPage(url) {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'reprox-chromium-'));
-  const args = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-                '--disable-extensions', `--user-data-dir=${profile}`, '--virtual-time-budget=5000', '--dump-dom', url];
-  return new Promise((resolve, reject) => {
-    execFile(chromium, args, { timeout: 60000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      fs.rmSync(profile, { recursive: true, force: true });
-      if (err) return reject(new Error(`chromium failed: ${err.message}\n${stderr.slice(-2000)}`));
-      const m = stdout.match(/<pre id="out">([^<]*)<\/pre>/);
-      if (!m || !m[1]) return reject(new Error(`the page wrote nothing:\n${stdout.slice(0, 2000)}`));
-      resolve(JSON.parse(m[1].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')));
-    });
-  });
+async function runPage(url) {
+  const dom = await browser.runChromium(chromium, url, ['--dump-dom']);
+  const m = dom.match(/<pre id="out">([^<]*)<\/pre>/);
+  if (!m || !m[1]) throw new Error(`the page wrote nothing:\n${dom.slice(0, 2000)}`);
+  return JSON.parse(m[1].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
 }
 
 test('CORS for listed origins', { timeout: 120000 }, async (t) => {
@@ -115,7 +95,13 @@ test('CORS for listed origins', { timeout: 120000 }, async (t) => {
     assert.equal(res.headers['access-control-allow-headers'], 'authorization, content-type, x-reprox-namespace');
     assert.equal(res.headers['access-control-max-age'], '600');
     assert.equal(res.headers.vary, 'Origin');
+    assert.equal(res.headers['access-control-allow-private-network'], undefined);
     assert.equal(res.text, '');
+    // A public origin's page calling reprox on a private address asks first.
+    const pna = await request(port, 'OPTIONS', '/v1/chat/completions', {
+      origin: 'https://app.example', 'access-control-request-method': 'POST',
+      'access-control-request-private-network': 'true' });
+    assert.equal(pna.headers['access-control-allow-private-network'], 'true');
   });
 
   await t.test('a preflight from another origin gets no CORS fields', async () => {
@@ -124,6 +110,10 @@ test('CORS for listed origins', { timeout: 120000 }, async (t) => {
     assert.equal(res.status, 204);
     assert.equal(res.headers['access-control-allow-origin'], undefined);
     assert.equal(res.headers.allow, 'POST, OPTIONS');
+    const pna = await request(port, 'OPTIONS', '/v1/chat/completions', {
+      origin: 'https://evil.example', 'access-control-request-method': 'POST',
+      'access-control-request-private-network': 'true' });
+    assert.equal(pna.headers['access-control-allow-private-network'], undefined);
   });
 
   await t.test('whole, cached, streamed and error answers carry the fields', async () => {

@@ -9,44 +9,17 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { execFile, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
-const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
+const browser = require('./chromium');
 
-function findChromium() {
-  const names = process.env.REPROX_CHROMIUM ? [process.env.REPROX_CHROMIUM]
-                                            : ['chromium', 'chromium-browser', 'google-chrome'];
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v "${name}"`]).toString().trim() || null;
-    } catch (e) { /* not this one */ }
-  }
-  return null;
-}
-
-const chromium = findChromium();
+const chromium = browser.findChromium();
 const skip = chromium ? false
   : 'chromium is not installed (apt-get install chromium): the status page was not checked in a browser';
 
-// Runs headless Chromium on `url` with `flags`; resolves with its stdout.
-// --virtual-time-budget lets the page's timers run 5 s of virtual time (two
-// polls or more), waiting for each fetch.
-function runChromium(url, flags) {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'reprox-chromium-'));
-  const args = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-                '--disable-extensions', '--hide-scrollbars', `--user-data-dir=${profile}`,
-                '--virtual-time-budget=5000', ...flags, url];
-  return new Promise((resolve, reject) => {
-    execFile(chromium, args, { timeout: 60000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      fs.rmSync(profile, { recursive: true, force: true });
-      if (err) reject(new Error(`chromium failed: ${err.message}\n${stderr.slice(-2000)}`));
-      else resolve(stdout);
-    });
-  });
-}
+const runChromium = (url, flags) => browser.runChromium(chromium, url, flags);
 
 // The opening tag of the element with this id, and one of its attributes.
 function tagOf(dom, id) {
