@@ -10,7 +10,8 @@
 #        [--jobs N] [--out DIR]
 #
 # --scale quick is the rehearsal size (few tokens, small groups), for a dry
-# run on a CPU host: `--device cpu --scale quick --models smollm2`.
+# run on a CPU host: `--device cpu --scale quick --models smollm2`, with
+# `--dtype float32` where the CPU has no bf16 instructions (AVX2 only).
 # Results (every log and table.md) go to --out, default $OUT when set (the
 # device call's return folder), else build-gpu/results.
 set -euo pipefail

@@ -39,7 +39,11 @@ ForwardObserver::ForwardObserver(std::function<void(Response)> done, std::string
 bool ForwardObserver::on_header(const http::response_header<>& header) {
   response_.result(header.result_int());
   response_.version(11);
-  for (const auto& field : header) response_.insert(field.name_string(), field.value());
+  // reprox answers for cross-origin access itself ([server] cors_origins):
+  // an upstream's Access-Control-* fields do not pass.
+  for (const auto& field : header)
+    if (!beast::iequals(field.name_string().substr(0, 15), "access-control-"))
+      response_.insert(field.name_string(), field.value());
   drop_hop_by_hop(response_.base());
   return true;
 }

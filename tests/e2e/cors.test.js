@@ -140,6 +140,15 @@ test('CORS for listed origins', { timeout: 120000 }, async (t) => {
     assert.equal(health.headers['access-control-allow-origin'], 'https://APP.example', 'origins compare without case');
   });
 
+  await t.test("forwarded paths carry reprox's CORS fields, not the upstream's", async () => {
+    const listed = await request(port, 'GET', '/echo', { origin: 'https://app.example' });
+    assert.equal(listed.headers['x-scripted'], 'echo');
+    assert.equal(listed.headers['access-control-allow-origin'], 'https://app.example');
+    const other = await request(port, 'GET', '/echo', { origin: 'https://evil.example' });
+    assert.equal(other.headers['x-scripted'], 'echo');
+    assert.equal(other.headers['access-control-allow-origin'], undefined, 'the upstream says "*"');
+  });
+
   await t.test('requests from other origins, or without one, get no CORS fields', async () => {
     const body = JSON.stringify(h.chatBody());
     const from = await request(port, 'POST', '/v1/chat/completions', chatHeaders('https://evil.example'), body);
@@ -178,6 +187,9 @@ test('CORS off by default; "*" allows any origin', { timeout: 60000 }, async (t)
     const res = await request(proxy.port, 'GET', '/healthz', { origin: 'https://app.example' });
     assert.equal(res.status, 200);
     assert.equal(res.headers['access-control-allow-origin'], undefined);
+    const forwarded = await request(proxy.port, 'GET', '/echo', { origin: 'https://app.example' });
+    assert.equal(forwarded.headers['x-scripted'], 'echo');
+    assert.equal(forwarded.headers['access-control-allow-origin'], undefined, 'the upstream says "*"');
   });
 
   await t.test('"*": every origin, no Vary', async (tt) => {

@@ -53,7 +53,8 @@
 // Other paths:
 //   GET  /v1/models -> {"object":"list","data":[{"id":"scripted-model",...}]}
 //   ANY  /echo...   -> 200 {"method","path","headers","body"} (body as a
-//                      string), header x-scripted: echo; ?delay_ms=N waits
+//                      string), headers x-scripted: echo and
+//                      access-control-allow-origin: *; ?delay_ms=N waits
 //                      first, ?status=N answers that status.
 //   anything else   -> 404 OpenAI error JSON.
 'use strict';
@@ -248,7 +249,7 @@ async function echo(req, res, raw, url) {
   if (delay) await sleep(delay);
   const status = Number(url.searchParams.get('status') || 200);
   sendJson(res, status, { method: req.method, path: req.url, headers: req.headers, body: raw },
-           { 'x-scripted': 'echo' });
+           { 'x-scripted': 'echo', 'access-control-allow-origin': '*' });  // as vLLM's default
 }
 
 const server = http.createServer((req, res) => {
