@@ -60,6 +60,9 @@ struct ChatRequest {
   // Kept whole when present (null when absent); keyed, forwarded upstream,
   // rejected by backends that cannot honour them.
   json::Value tools, tool_choice, response_format;
+  // Extra variables for the model's chat template (vLLM's extension, such
+  // as {"enable_thinking": false}): an object, or null when absent. Keyed.
+  json::Value chat_template_kwargs;
 
   // Never part of the key.
   bool stream = false;

@@ -48,7 +48,7 @@ bool keyed_by_name(const std::string& member) {
       "stop",            "presence_penalty", "frequency_penalty", "logit_bias",     "logprobs",
       "top_logprobs",    "tools",           "tool_choice",       "response_format", "functions",
       "function_call",   "stream",          "stream_options",    "user",           "metadata",
-      "store",           "cache"};
+      "store",           "cache",           "chat_template_kwargs"};
   for (const char* name : names) {
     if (member == name) return true;
   }
@@ -110,6 +110,9 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   // Legacy function calling changes the prompt as tools do; validated by the parser.
   if (const json::Value* v = request.raw.find("functions")) add_if_present(c, "functions", *v);
   if (const json::Value* v = request.raw.find("function_call")) add_if_present(c, "function_call", *v);
+  // Template variables change the prompt (enable_thinking, say): keyed for
+  // every backend.
+  add_if_present(c, "chat_template_kwargs", request.chat_template_kwargs);
   if (context.key_other_fields) add_if_present(c, "other", other_fields(request.raw));
 
   result.canonical = json::dump(json::Value(std::move(c)), /*sort_keys=*/true);

@@ -21,10 +21,13 @@ class PromptBuilder {
   PromptBuilder(const std::string& model_dir, std::shared_ptr<const tok::Tokenizer> tokenizer);
 
   // messages: a JSON array of {role, content, ...}, as the template reads
-  // them. A template's raise_exception() is kTemplateRaised (the messages are
-  // at fault); any other render failure is kTemplateFailed.
+  // them. `variables`: null, or an object of extra template variables (such
+  // as enable_thinking); a name the builder sets itself (messages, tools,
+  // add_generation_prompt, bos_token, eos_token) keeps the builder's value.
+  // A template's raise_exception() is kTemplateRaised (the messages are at
+  // fault); any other render failure is kTemplateFailed.
   std::optional<EngineError> render(const json::Value& messages, bool add_generation_prompt, const json::Value& tools,
-                                      std::string& prompt) const;
+                                      std::string& prompt, const json::Value& variables = json::Value()) const;
   // The prompt's token ids: special-token text in the rendered prompt
   // becomes special ids; nothing is prepended (the template writes bos).
   std::vector<int32_t> encode(const std::string& prompt) const { return tokenizer_->encode(prompt, true); }

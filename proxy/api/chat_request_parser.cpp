@@ -214,6 +214,14 @@ Check read_response_format(const json::Value& body, ChatRequest& req) {
   return std::nullopt;
 }
 
+Check read_chat_template_kwargs(const json::Value& body, ChatRequest& req) {
+  const json::Value* kwargs = checks::present(body, "chat_template_kwargs");
+  if (!kwargs) return std::nullopt;
+  if (auto e = check_template_kwargs(*kwargs, "chat_template_kwargs")) return e;
+  req.chat_template_kwargs = *kwargs;
+  return std::nullopt;
+}
+
 // Both spellings (`no-cache` / `no_cache`) count; either being true sets the flag.
 Check read_cache_flag(const json::Value& cache, std::string_view dash, std::string_view underscore, bool& out) {
   for (std::string_view key : {dash, underscore}) {
@@ -278,7 +286,8 @@ ParseResult parse_chat_request(std::string_view body) {
              !(error = read_logit_bias(root, req)) && !(error = read_logprobs(root, req)) &&
              !(error = read_stream(root, req)) && !(error = read_tools(root, req)) &&
              !(error = check_legacy_functions(root)) && !(error = read_response_format(root, req)) &&
-             !(error = read_cache(root, req)) && !(error = read_other(root, req))) {
+             !(error = read_chat_template_kwargs(root, req)) && !(error = read_cache(root, req)) &&
+             !(error = read_other(root, req))) {
     req.raw = std::move(root);
     result.request = std::move(req);
     return result;

@@ -98,6 +98,22 @@ Check read_content(const json::Value& msg, const std::string& param, ChatMessage
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<ApiError> check_template_kwargs(const json::Value& kwargs, const std::string& param) {
+  if (!kwargs.is_object()) return checks::wrong_type(param, "an object", kwargs);
+  for (const auto& [name, value] : kwargs.as_object()) {
+    (void)value;
+    for (const char* own : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"})
+      if (name == own)
+        return checks::bad_value(param + "." + name, "'" + name + "' is set by the request itself, not by "
+                                                     "chat_template_kwargs.");
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 Check check_function_call(const json::Value& fc, const std::string& param) {
   if (!fc.is_object()) return checks::wrong_type(param, "an object", fc);
   if (auto e = require_string(fc, "name", param + ".name")) return e;

@@ -160,7 +160,8 @@ std::unique_ptr<GenerationHandle> LocalBackend::generate(std::shared_ptr<const B
                                                          std::shared_ptr<GenerationSink> sink, api::ApiError* error) {
   const auto& chat = request->chat;
   std::string prompt;
-  if (auto e = engine_->prompts().render(template_messages(chat.messages), true, chat.tools, prompt)) {
+  if (auto e = engine_->prompts().render(template_messages(chat.messages), true, chat.tools, prompt,
+                                         chat.chat_template_kwargs)) {
     *error = to_api_error(*e);
     return nullptr;
   }
@@ -224,7 +225,11 @@ std::pair<int, std::string> LocalBackend::call(const std::string& path, const st
     const json::Value* agp = req.find("add_generation_prompt");
     bool add = agp && agp->is_bool() ? agp->as_bool() : true;
     const json::Value* tools = req.find("tools");
-    if (auto e = prompts.render(template_messages(parsed), add, tools ? *tools : json::Value(), prompt))
+    const json::Value* kwargs = req.find("chat_template_kwargs");
+    if (kwargs && !kwargs->is_null())
+      if (auto e = api::check_template_kwargs(*kwargs, "chat_template_kwargs")) return e;
+    if (auto e = prompts.render(template_messages(parsed), add, tools ? *tools : json::Value(), prompt,
+                                kwargs ? *kwargs : json::Value()))
       return to_api_error(*e);
     return std::nullopt;
   };

@@ -70,6 +70,28 @@ test('models.retrieve: the served model, and NotFoundError for another', async (
   });
 });
 
+// vLLM's chat_template_kwargs, sent as an extra body field: Qwen3's
+// enable_thinking = false renders an empty think block (4 more prompt
+// tokens) under a key of its own.
+test('chat_template_kwargs reach the template and the key', async () => {
+  const model = (await client.models.list()).data[0].id;
+  const body = { model, messages, max_tokens: 2, temperature: 0 };
+  const thinking = await client.chat.completions.create(body).withResponse();
+  const plain = await client.chat.completions
+    .create({ ...body, chat_template_kwargs: { enable_thinking: false } }).withResponse();
+  assert.equal(plain.data.usage.prompt_tokens, thinking.data.usage.prompt_tokens + 4);
+  assert.notEqual(plain.response.headers.get('x-reprox-key'), thinking.response.headers.get('x-reprox-key'));
+  const again = await client.chat.completions
+    .create({ ...body, chat_template_kwargs: { enable_thinking: false } }).withResponse();
+  assert.equal(again.response.headers.get('x-reprox-cache'), 'hit');
+  assert.equal(again.response.headers.get('x-reprox-key'), plain.response.headers.get('x-reprox-key'));
+  await assert.rejects(client.chat.completions.create({ ...body, chat_template_kwargs: { messages: [] } }), (e) => {
+    assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+    assert.equal(e.param, 'chat_template_kwargs.messages');
+    return true;
+  });
+});
+
 test('an image part is a BadRequestError naming it, not an answer to the text alone', async () => {
   const model = (await client.models.list()).data[0].id;
   const content = [{ type: 'text', text: 'What is in this picture?' },

@@ -92,6 +92,26 @@ TEST(CanonicalKey, OtherFieldsAreKeyedForAnUpstream) {
   EXPECT_EQ(key_of(base + R"(,"reasoning_effort":"high"})").key, key_of(base + R"(,"reasoning_effort":"low"})").key);
 }
 
+// Template variables change the prompt: keyed by name for every backend,
+// and absent from the canonical form when not sent.
+TEST(CanonicalKey, ChatTemplateKwargsAreKeyedByName) {
+  const std::string base = R"({"messages":[{"role":"user","content":"hi"}])";
+  const KeyResult plain = key_of(base + "}");
+  EXPECT_EQ(plain.canonical.find("chat_template_kwargs"), std::string::npos) << plain.canonical;
+  EXPECT_EQ(key_of(base + R"(,"chat_template_kwargs":null})").key, plain.key);
+  const KeyResult off = key_of(base + R"(,"chat_template_kwargs":{"enable_thinking":false}})");
+  const KeyResult on = key_of(base + R"(,"chat_template_kwargs":{"enable_thinking":true}})");
+  EXPECT_NE(off.key, plain.key);
+  EXPECT_NE(off.key, on.key);
+  EXPECT_NE(off.canonical.find(R"("chat_template_kwargs":{"enable_thinking":false})"), std::string::npos)
+      << off.canonical;
+  KeyContext upstream = base_context();
+  upstream.key_other_fields = true;
+  const KeyResult forwarded = testing::key_in(base + R"(,"chat_template_kwargs":{"enable_thinking":false}})", upstream);
+  EXPECT_EQ(forwarded.canonical.find("\"other\""), std::string::npos) << forwarded.canonical;
+  EXPECT_EQ(forwarded.key, off.key);
+}
+
 TEST(CanonicalKey, AbsentMessageFieldsAreOmittedNotNull) {
   KeyResult k = key_of(
       R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]})");

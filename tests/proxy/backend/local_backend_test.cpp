@@ -314,6 +314,36 @@ TEST_F(LocalBackendTest, TextEndpointsRenderContentPartsAsGenerationDoes) {
   EXPECT_NE(bad_role.find("messages[0].role"), std::string::npos) << bad_role;
 }
 
+// chat_template_kwargs reach the template: Qwen3's enable_thinking = false
+// writes an empty think block after the generation prompt, in the text
+// endpoints and in generation alike.
+TEST_F(LocalBackendTest, ChatTemplateKwargsReachTheTemplate) {
+  const std::string messages = R"("messages":[{"role":"user","content":"hi"}])";
+  auto [s1, plain] = backend_->call("/apply-template", "{" + messages + "}");
+  auto [s2, off] = backend_->call("/apply-template",
+                                  "{" + messages + R"(,"chat_template_kwargs":{"enable_thinking":false}})");
+  ASSERT_EQ(s1, 200) << plain;
+  ASSERT_EQ(s2, 200) << off;
+  EXPECT_EQ(plain.find("<think>"), std::string::npos) << plain;
+  EXPECT_NE(off.find(R"(<|im_start|>assistant\n<think>\n\n</think>\n\n")"), std::string::npos) << off;
+  auto [s3, own] = backend_->call("/tokenize", "{" + messages + R"(,"chat_template_kwargs":{"messages":[]}})");
+  EXPECT_EQ(s3, 400);
+  EXPECT_NE(own.find("chat_template_kwargs.messages"), std::string::npos) << own;
+  auto [s4, list] = backend_->call("/tokenize", "{" + messages + R"(,"chat_template_kwargs":[1]})");
+  EXPECT_EQ(s4, 400);
+  EXPECT_NE(list.find("chat_template_kwargs"), std::string::npos) << list;
+
+  auto thinking = request("hi", 1);
+  thinking->chat.temperature = 0;
+  auto not_thinking = request("hi", 1);
+  not_thinking->chat.temperature = 0;
+  ASSERT_FALSE(json::parse(R"({"enable_thinking": false})", not_thinking->chat.chat_template_kwargs));
+  auto a = run(thinking);
+  auto b = run(not_thinking);
+  // "<think>\n\n</think>\n\n" is 4 more tokens of the prompt.
+  EXPECT_EQ(b->usage.prompt_tokens, a->usage.prompt_tokens + 4);
+}
+
 TEST_F(LocalBackendTest, FingerprintDependsOnWeightsAndMode) {
   auto fp = backend_->fingerprint("");
   EXPECT_EQ(fp.size(), 19u);
