@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "proxy/api/message_parser.hpp"
+#include "proxy/backend/local_request_checks.hpp"
 
 namespace reprox {
 
@@ -22,59 +23,6 @@ class CancelOnDrop final : public GenerationHandle {
 };
 
 std::pair<int, std::string> error_reply(const api::ApiError& e) { return {e.status, e.to_json()}; }
-
-// The first content part the text-only engine would not see (an image, audio
-// or a file): a 400 naming it, rather than an answer to the text alone.
-std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages) {
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (!messages[i].content.is_array()) continue;
-    const json::Array& parts = messages[i].content.as_array();
-    for (size_t j = 0; j < parts.size(); ++j) {
-      const json::Value* type = parts[j].find("type");
-      if (!type || !type->is_string() || type->as_string() == "text" || type->as_string() == "refusal") continue;
-      return api::ApiError::invalid(
-          "messages[" + std::to_string(i) + "].content[" + std::to_string(j) + "].type",
-          "Invalid content part type '" + type->as_string() +
-              "': the embedded engine reads text only; serve models that take images, audio or files "
-              "with --upstream.");
-    }
-  }
-  return std::nullopt;
-}
-
-// The first option that asks for what the engine cannot give (tool calls,
-// structured output, audio, a web search): a 400 naming it, rather than a
-// text answer as if it were absent. Options that cannot change a text
-// answer (tool_choice "none" or "auto" without tools, prediction, store,
-// metadata) pass.
-std::optional<api::ApiError> unsupported_option(const api::ChatRequest& request) {
-  auto refuse = [](const char* param, const std::string& what) {
-    return api::ApiError::invalid(param, "the embedded engine " + what + "; use --upstream");
-  };
-  const json::Value& raw = request.raw;
-  auto present = [&raw](const char* name) {
-    const json::Value* v = raw.find(name);
-    return v && !v->is_null() ? v : nullptr;
-  };
-  auto is_string = [](const json::Value& v, std::string_view s) { return v.is_string() && v.as_string() == s; };
-  if (!request.tools.is_null()) return refuse("tools", "does not support tool calling");
-  if (present("functions")) return refuse("functions", "does not support function calling");  // tools' old name
-  if (const json::Value& c = request.tool_choice; !c.is_null() && !is_string(c, "none") && !is_string(c, "auto"))
-    return refuse("tool_choice", "does not support tool calling");
-  if (const json::Value* c = present("function_call"); c && !is_string(*c, "none") && !is_string(*c, "auto"))
-    return refuse("function_call", "does not support function calling");
-  if (!request.response_format.is_null()) {
-    const json::Value* type = request.response_format.find("type");
-    if (!type || !is_string(*type, "text"))
-      return refuse("response_format", "supports only response_format {\"type\": \"text\"}");
-  }
-  if (const json::Value* m = present("modalities"); m && m->is_array())
-    for (const auto& modality : m->as_array())
-      if (!is_string(modality, "text")) return refuse("modalities", "answers with text only");
-  if (present("audio")) return refuse("audio", "answers with text only");
-  if (present("web_search_options")) return refuse("web_search_options", "does not search the web");
-  return std::nullopt;
-}
 
 // Engine events go to the proxy's sink unchanged; engine errors become ApiErrors.
 class SinkAdapter final : public engine::EngineSink {

@@ -1,0 +1,126 @@
+#include "proxy/backend/local_request_checks.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace reprox {
+
+namespace {
+
+// What a vLLM extension's value must be for the engine to answer as vLLM
+// would without it.
+enum class Neutral { kNone, kFalse, kTrue, kZero, kOne, kEmpty };
+
+struct Extension {
+  const char* name;
+  Neutral neutral;
+};
+
+// vLLM's chat completion extensions the engine does not implement. (top_k
+// and chat_template_kwargs it does; they are fields of the request.)
+constexpr Extension kExtensions[] = {
+    {"min_p", Neutral::kZero},
+    {"repetition_penalty", Neutral::kOne},
+    {"length_penalty", Neutral::kOne},
+    {"min_tokens", Neutral::kZero},
+    {"ignore_eos", Neutral::kFalse},
+    {"stop_token_ids", Neutral::kEmpty},
+    {"include_stop_str_in_output", Neutral::kFalse},
+    {"skip_special_tokens", Neutral::kTrue},
+    {"spaces_between_special_tokens", Neutral::kTrue},
+    {"use_beam_search", Neutral::kFalse},
+    {"truncate_prompt_tokens", Neutral::kNone},
+    {"prompt_logprobs", Neutral::kNone},
+    {"allowed_token_ids", Neutral::kEmpty},
+    {"bad_words", Neutral::kEmpty},
+    {"guided_json", Neutral::kNone},
+    {"guided_regex", Neutral::kNone},
+    {"guided_choice", Neutral::kNone},
+    {"guided_grammar", Neutral::kNone},
+    {"structural_tag", Neutral::kNone},
+    {"echo", Neutral::kFalse},
+    {"add_generation_prompt", Neutral::kTrue},
+    {"continue_final_message", Neutral::kFalse},
+    {"chat_template", Neutral::kNone},
+    {"documents", Neutral::kNone},
+    {"logits_processors", Neutral::kNone},
+    {"return_tokens_as_token_ids", Neutral::kFalse},
+};
+
+bool is_neutral(const json::Value& v, Neutral neutral) {
+  switch (neutral) {
+    case Neutral::kFalse: return v.is_bool() && !v.as_bool();
+    case Neutral::kTrue: return v.is_bool() && v.as_bool();
+    case Neutral::kZero: return v.is_number() && v.as_double() == 0.0;
+    case Neutral::kOne: return v.is_number() && v.as_double() == 1.0;
+    case Neutral::kEmpty: return v.is_array() && v.as_array().empty();
+    case Neutral::kNone: return false;
+  }
+  return false;
+}
+
+std::optional<api::ApiError> unimplemented_extension(const api::ChatRequest& request) {
+  const json::Value& raw = request.raw;
+  for (const Extension& ext : kExtensions) {
+    const json::Value* v = raw.find(ext.name);
+    if (!v || v->is_null() || is_neutral(*v, ext.neutral)) continue;
+    return api::ApiError::invalid(ext.name, std::string("the embedded engine does not implement '") + ext.name +
+                                                "' (a vLLM extension); leave it out or use --upstream");
+  }
+  // best_of = n draws nothing extra.
+  if (const json::Value* v = raw.find("best_of"); v && !v->is_null() &&
+      !(v->is_number() && (v->as_double() == 1.0 || v->as_double() == double(request.n))))
+    return api::ApiError::invalid("best_of", "the embedded engine does not implement 'best_of' (a vLLM extension); "
+                                             "leave it out or use --upstream");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (!messages[i].content.is_array()) continue;
+    const json::Array& parts = messages[i].content.as_array();
+    for (size_t j = 0; j < parts.size(); ++j) {
+      const json::Value* type = parts[j].find("type");
+      if (!type || !type->is_string() || type->as_string() == "text" || type->as_string() == "refusal") continue;
+      return api::ApiError::invalid(
+          "messages[" + std::to_string(i) + "].content[" + std::to_string(j) + "].type",
+          "Invalid content part type '" + type->as_string() +
+              "': the embedded engine reads text only; serve models that take images, audio or files "
+              "with --upstream.");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<api::ApiError> unsupported_option(const api::ChatRequest& request) {
+  auto refuse = [](const char* param, const std::string& what) {
+    return api::ApiError::invalid(param, "the embedded engine " + what + "; use --upstream");
+  };
+  const json::Value& raw = request.raw;
+  auto present = [&raw](const char* name) {
+    const json::Value* v = raw.find(name);
+    return v && !v->is_null() ? v : nullptr;
+  };
+  auto is_string = [](const json::Value& v, std::string_view s) { return v.is_string() && v.as_string() == s; };
+  if (!request.tools.is_null()) return refuse("tools", "does not support tool calling");
+  if (present("functions")) return refuse("functions", "does not support function calling");  // tools' old name
+  if (const json::Value& c = request.tool_choice; !c.is_null() && !is_string(c, "none") && !is_string(c, "auto"))
+    return refuse("tool_choice", "does not support tool calling");
+  if (const json::Value* c = present("function_call"); c && !is_string(*c, "none") && !is_string(*c, "auto"))
+    return refuse("function_call", "does not support function calling");
+  if (!request.response_format.is_null()) {
+    const json::Value* type = request.response_format.find("type");
+    if (!type || !is_string(*type, "text"))
+      return refuse("response_format", "supports only response_format {\"type\": \"text\"}");
+  }
+  if (const json::Value* m = present("modalities"); m && m->is_array())
+    for (const auto& modality : m->as_array())
+      if (!is_string(modality, "text")) return refuse("modalities", "answers with text only");
+  if (present("audio")) return refuse("audio", "answers with text only");
+  if (present("web_search_options")) return refuse("web_search_options", "does not search the web");
+  return unimplemented_extension(request);
+}
+
+}  // namespace reprox

@@ -1,0 +1,27 @@
+// What the embedded engine refuses rather than answer as if it were absent:
+// each check gives the 400 naming the first field it cannot honour, or
+// nullopt. Pure functions of the parsed request; no engine needed.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "common/api_error.hpp"
+#include "common/chat_request.hpp"
+
+namespace reprox {
+
+// The first content part a text-only model would not see (an image, audio
+// or a file); `param` names its type, as messages[i].content[j].type.
+std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages);
+
+// The first option that asks for what the engine cannot give: tool or
+// function calls, structured output, audio, a web search, and vLLM's
+// sampling and decoding extensions it does not implement (min_p,
+// repetition_penalty, guided_json, ...) when set to anything but their
+// neutral value. Options that cannot change a text answer (tool_choice
+// "none" or "auto" without tools, prediction, store, metadata,
+// min_p 0, repetition_penalty 1, ...) pass.
+std::optional<api::ApiError> unsupported_option(const api::ChatRequest& request);
+
+}  // namespace reprox
