@@ -53,6 +53,8 @@ struct ChatRequest {
   std::vector<std::string> stop;      // as sent (a string becomes one entry)
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
+  double min_p = 0.0;               // vLLM's extension; 0 = off
+  double repetition_penalty = 1.0;  // vLLM's extension; 1 = off
   std::vector<std::pair<int64_t, double>> logit_bias;  // sorted by token id
   bool logprobs = false;
   int64_t top_logprobs = 0;

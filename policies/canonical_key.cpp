@@ -48,7 +48,7 @@ bool keyed_by_name(const std::string& member) {
       "stop",            "presence_penalty", "frequency_penalty", "logit_bias",     "logprobs",
       "top_logprobs",    "tools",           "tool_choice",       "response_format", "functions",
       "function_call",   "stream",          "stream_options",    "user",           "metadata",
-      "store",           "cache",           "chat_template_kwargs"};
+      "store",           "cache",           "chat_template_kwargs", "min_p",       "repetition_penalty"};
   for (const char* name : names) {
     if (member == name) return true;
   }
@@ -103,6 +103,9 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   c.emplace_back("logit_bias", canonical_logit_bias(request.logit_bias));
   c.emplace_back("logprobs", request.logprobs);
   c.emplace_back("top_logprobs", request.top_logprobs);
+  // vLLM's extensions, only when not neutral: keys without them are unchanged.
+  if (request.min_p != 0.0 && request.temperature != 0) c.emplace_back("min_p", request.min_p);
+  if (request.repetition_penalty != 1.0) c.emplace_back("repetition_penalty", request.repetition_penalty);
 
   add_if_present(c, "tools", request.tools);
   add_if_present(c, "tool_choice", request.tool_choice);

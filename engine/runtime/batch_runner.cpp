@@ -35,7 +35,7 @@ struct BatchRunner::Draw {
 
 struct BatchRunner::Sequence {
   Sequence(std::shared_ptr<Request> r, uint32_t c, int32_t vocab, std::shared_ptr<const tok::Tokenizer> tokenizer)
-      : request(std::move(r)), choice(c), sampler(request->job.sampling, vocab, c),
+      : request(std::move(r)), choice(c), sampler(request->job.sampling, vocab, c, request->job.prompt),
         emitter(std::move(tokenizer), c, request->job.stop, request->job.sampling.logprobs) {}
 
   sched::RequestId id = 0;

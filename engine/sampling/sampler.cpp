@@ -49,23 +49,36 @@ int32_t inverse_cdf(double u, int64_t count, const WeightAt& weight_at, double t
 
 }  // namespace
 
-Sampler::Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice)
+Sampler::Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice, const std::vector<int32_t>& prompt)
     : params_(std::move(params)),
       vocab_size_(vocab_size),
       choice_(choice),
       track_counts_(params_.presence_penalty != 0.0 || params_.frequency_penalty != 0.0) {
   if (track_counts_) counts_.assign(static_cast<size_t>(vocab_size_), 0u);
+  if (params_.repetition_penalty != 1.0) {
+    repeated_.assign(static_cast<size_t>(vocab_size_), 0u);
+    for (const int32_t id : prompt) mark_repeated(id);
+  }
+}
+
+void Sampler::mark_repeated(int32_t token) {
+  if (repeated_.empty() || token < 0 || token >= vocab_size_) return;
+  if (!repeated_[static_cast<size_t>(token)]) {
+    repeated_[static_cast<size_t>(token)] = 1;
+    repeated_ids_.push_back(token);
+  }
 }
 
 void Sampler::record(int32_t token) {
   history_.push_back(token);
+  mark_repeated(token);
   if (!track_counts_ || token < 0 || token >= vocab_size_) return;
   if (counts_[static_cast<size_t>(token)]++ == 0) seen_ids_.push_back(token);
 }
 
 bool Sampler::argmax_decides() const {
   return params_.temperature < kGreedyTemperature && params_.logit_bias.empty() && !track_counts_ &&
-         !params_.logprobs;
+         params_.repetition_penalty == 1.0 && !params_.logprobs;
 }
 
 SampleStatus Sampler::take_argmax(int32_t argmax, SampleResult* out) {
@@ -88,6 +101,8 @@ void Sampler::load_biased_logits(const float* logits, double* x) const {
 }
 
 void Sampler::apply_penalties(double* x) const {
+  const double r = params_.repetition_penalty;
+  for (const int32_t id : repeated_ids_) x[id] = x[id] > 0.0 ? x[id] / r : x[id] * r;
   for (const int32_t id : seen_ids_) {
     const double count = static_cast<double>(counts_[static_cast<size_t>(id)]);
     x[id] -= count * params_.frequency_penalty + params_.presence_penalty;
@@ -104,7 +119,7 @@ int32_t Sampler::draw(double* x, const internal::RawLogSoftmax* raw, SamplerScra
   const double u = sampling_uniform(params_.seed, choice_, step());
   const bool top_k_active = params_.top_k > 0 && params_.top_k < vocab_size_;
   const bool truncated = top_k_active || params_.top_p < 1.0;
-  if (raw != nullptr && !truncated) {
+  if (raw != nullptr && !truncated) {  // raw is given only without min_p
     const double* weights = scratch->weights.data();
     return inverse_cdf(u, vocab_size_, [&](int64_t i) { return weights[i]; }, raw->sum);
   }
@@ -120,6 +135,11 @@ int32_t Sampler::draw(double* x, const internal::RawLogSoftmax* raw, SamplerScra
     }
   }
   if (max_value == kMinusInfinity) return -1;
+  if (params_.min_p > 0.0) {  // min_p 1 keeps the largest x and its ties
+    const double floor = max_value + internal::log_inline(params_.min_p);
+    for (int32_t i = 0; i < vocab_size_; ++i)
+      if (x[i] < floor) x[i] = kMinusInfinity;
+  }
 
   if (truncated) {
     scratch->candidates.resize(static_cast<size_t>(vocab_size_));
@@ -154,7 +174,8 @@ SampleStatus Sampler::sample(const float* logits, SampleResult* out, SamplerScra
   out->top_logprobs.clear();
   // With temperature 1 and no penalty in effect the sampling weights are the
   // raw weights: compute them once.
-  const bool share_weights = params_.logprobs && params_.temperature == 1.0 && seen_ids_.empty();
+  const bool share_weights = params_.logprobs && params_.temperature == 1.0 && seen_ids_.empty() &&
+                             repeated_ids_.empty() && params_.min_p == 0.0;
   if (params_.logprobs) {
     double* weights = nullptr;
     if (share_weights) {

@@ -15,12 +15,15 @@
 //      BEFORE penalties, temperature, top-k and top-p (vLLM's default
 //      "raw logprobs"). Computed in double, returned as float, clamped below
 //      at -9999 (OpenAI's value for "impossible") so they stay finite JSON.
-//   3. Penalties (OpenAI): x[t] -= count[t] * frequency_penalty
-//      + (count[t] > 0) * presence_penalty, with count over this choice's
-//      completion tokens so far (prompt tokens do not count).
+//   3. Penalties: first repetition_penalty r (vLLM's, as Hugging Face's):
+//      x[t] = x[t] > 0 ? x[t] / r : x[t] * r for each id t of the prompt or
+//      of this choice's completion so far; then OpenAI's: x[t] -= count[t] *
+//      frequency_penalty + (count[t] > 0) * presence_penalty, with count over
+//      this choice's completion tokens so far (prompt tokens do not count).
 //   4. temperature < kGreedyTemperature: argmax of x, ties to the lowest id.
-//   5. Otherwise x *= (1 / temperature) (skipped at exactly 1); then, if truncation is active
-//      (0 < top_k < vocab_size, or top_p < 1):
+//   5. Otherwise x *= (1 / temperature) (skipped at exactly 1); then min_p
+//      (vLLM's) drops every token with x < max x + det_log(min_p) (x = -inf);
+//      then, if truncation is active (0 < top_k < vocab_size, or top_p < 1):
 //        - top_k keeps the k largest x (ties to the lower id);
 //        - w = exp(x - max x) over the kept tokens, ordered by w descending
 //          then id ascending (a total order);
@@ -84,8 +87,9 @@ class Sampler {
  public:
   // `params` should have passed validate_sampling_params(params, vocab_size);
   // out-of-range logit_bias ids are ignored. `choice` is the choice index
-  // (0..n-1) that keys the random stream.
-  Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice);
+  // (0..n-1) that keys the random stream. `prompt`: the request's prompt
+  // ids, read (not kept) for repetition_penalty.
+  Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice, const std::vector<int32_t>& prompt = {});
 
   // Samples step `step()` from `logits` (vocab_size floats, read only), fills
   // `*out` (its vectors are reused) and records the token. Uses `scratch` when
@@ -93,7 +97,7 @@ class Sampler {
   SampleStatus sample(const float* logits, SampleResult* out, SamplerScratch* scratch = nullptr);
 
   // Whether this step's draw is the argmax of the raw logits: greedy, with
-  // no logit_bias, no penalty and no logprobs. Then take_argmax() with the
+  // no logit_bias, no penalty (repetition_penalty 1) and no logprobs. Then take_argmax() with the
   // lowest id of the largest finite logit (computed anywhere, e.g. on the
   // model's device) does exactly what sample() on the whole row would.
   bool argmax_decides() const;
@@ -115,6 +119,7 @@ class Sampler {
  private:
   void load_biased_logits(const float* logits, double* x) const;
   void apply_penalties(double* x) const;
+  void mark_repeated(int32_t token);
   int32_t draw(double* x, const internal::RawLogSoftmax* raw, SamplerScratch* scratch) const;
 
   SamplingParams params_;
@@ -124,6 +129,10 @@ class Sampler {
   std::vector<int32_t> history_;
   std::vector<uint32_t> counts_;    // (vocab_size) when track_counts_
   std::vector<int32_t> seen_ids_;   // distinct ids in history, first-seen order
+  // With repetition_penalty != 1: which ids the prompt or history holds
+  // (vocab_size flags), and those ids in first-seen order.
+  std::vector<uint8_t> repeated_;
+  std::vector<int32_t> repeated_ids_;
   std::unique_ptr<SamplerScratch> own_scratch_;
 };
 

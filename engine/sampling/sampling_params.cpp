@@ -21,6 +21,9 @@ std::string validate_sampling_params(const SamplingParams& params, int32_t vocab
     return "presence_penalty must be between -2 and 2";
   if (!in_range(params.frequency_penalty, -2.0, 2.0))
     return "frequency_penalty must be between -2 and 2";
+  if (!in_range(params.min_p, 0.0, 1.0)) return "min_p must be between 0 and 1";
+  if (!in_range(params.repetition_penalty, 0.0, 10.0) || params.repetition_penalty == 0.0)
+    return "repetition_penalty must be greater than 0 and at most 10";
   for (const auto& [id, bias] : params.logit_bias) {
     if (id < 0 || id >= vocab_size)
       return "logit_bias token id " + std::to_string(id) + " is outside the vocabulary";

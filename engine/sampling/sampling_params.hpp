@@ -15,6 +15,12 @@ struct SamplingParams {
   int32_t top_k = 0;         // 0 = off
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
+  // vLLM's extensions. min_p: after temperature, tokens whose weight
+  // exp(x - max x) is below it are dropped (0 = off). repetition_penalty: the
+  // logit of a token of the prompt or of this choice's completion is divided
+  // by it when positive and multiplied by it otherwise (1 = off).
+  double min_p = 0.0;
+  double repetition_penalty = 1.0;
   // (token id, bias) added to the raw logit, applied in list order.
   std::vector<std::pair<int32_t, double>> logit_bias;
   uint64_t seed = 0;
@@ -31,7 +37,7 @@ constexpr int kMaxTopLogprobs = 20;
 // "" when `params` are valid for a vocabulary of `vocab_size` ids; otherwise
 // a message naming the offending field, fit for a 400 response:
 // temperature finite >= 0; top_p in [0, 1]; top_k >= 0; penalties in
-// [-2, 2]; logit_bias ids in [0, vocab_size) with biases in [-100, 100];
+// [-2, 2]; min_p in [0, 1]; repetition_penalty in (0, 10]; logit_bias ids in [0, vocab_size) with biases in [-100, 100];
 // n in [1, 128]; top_logprobs in [0, 20] and only with logprobs.
 std::string validate_sampling_params(const SamplingParams& params, int32_t vocab_size);
 

@@ -46,6 +46,11 @@ Check read_sampling(const json::Value& body, ChatRequest& req) {
     return e;
   if (auto e = checks::read_number(body, "frequency_penalty", "frequency_penalty", -2, 2, req.frequency_penalty))
     return e;
+  if (auto e = checks::read_number(body, "min_p", "min_p", 0, 1, req.min_p)) return e;
+  if (auto e = checks::read_number(body, "repetition_penalty", "repetition_penalty", 0, 10, req.repetition_penalty))
+    return e;
+  if (req.repetition_penalty == 0)
+    return checks::bad_value("repetition_penalty", "expected a number greater than 0 and at most 10, but got 0 instead.");
   std::optional<int64_t> i;
   if (auto e = checks::read_integer(body, "top_k", "top_k", 0, kMaxInt, i)) return e;
   req.top_k = i.value_or(0);

@@ -47,6 +47,8 @@ engine::SamplingParams sampling_params(const BackendRequest& r) {
   p.top_k = static_cast<int32_t>(std::min<int64_t>(r.chat.top_k, std::numeric_limits<int32_t>::max()));
   p.presence_penalty = r.chat.presence_penalty;
   p.frequency_penalty = r.chat.frequency_penalty;
+  p.min_p = r.chat.min_p;
+  p.repetition_penalty = r.chat.repetition_penalty;
   for (const auto& [id, bias] : r.chat.logit_bias) p.logit_bias.emplace_back(static_cast<int32_t>(id), bias);
   p.seed = r.seed;
   p.n = static_cast<int>(r.chat.n);

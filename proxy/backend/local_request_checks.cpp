@@ -16,11 +16,10 @@ struct Extension {
   Neutral neutral;
 };
 
-// vLLM's chat completion extensions the engine does not implement. (top_k
-// and chat_template_kwargs it does; they are fields of the request.)
+// vLLM's chat completion extensions the engine does not implement. (top_k,
+// min_p, repetition_penalty and chat_template_kwargs it does; they are
+// fields of the request.)
 constexpr Extension kExtensions[] = {
-    {"min_p", Neutral::kZero},
-    {"repetition_penalty", Neutral::kOne},
     {"length_penalty", Neutral::kOne},
     {"min_tokens", Neutral::kZero},
     {"ignore_eos", Neutral::kFalse},

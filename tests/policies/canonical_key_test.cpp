@@ -112,6 +112,23 @@ TEST(CanonicalKey, ChatTemplateKwargsAreKeyedByName) {
   EXPECT_EQ(forwarded.key, off.key);
 }
 
+// min_p and repetition_penalty are keyed by name only when not neutral, so
+// that keys of requests without them are unchanged; min_p not when greedy.
+TEST(CanonicalKey, MinPAndRepetitionPenaltyOnlyWhenNotNeutral) {
+  const std::string base = R"({"messages":[{"role":"user","content":"hi"}])";
+  const KeyResult plain = key_of(base + "}");
+  EXPECT_EQ(key_of(base + R"(,"min_p":0,"repetition_penalty":1})").key, plain.key);
+  const KeyResult min_p = key_of(base + R"(,"min_p":0.1})");
+  const KeyResult penalty = key_of(base + R"(,"repetition_penalty":1.2})");
+  EXPECT_NE(min_p.key, plain.key);
+  EXPECT_NE(penalty.key, plain.key);
+  EXPECT_NE(min_p.canonical.find(R"("min_p":0.1)"), std::string::npos) << min_p.canonical;
+  EXPECT_NE(penalty.canonical.find(R"("repetition_penalty":1.2)"), std::string::npos) << penalty.canonical;
+  EXPECT_EQ(key_of(base + R"(,"temperature":0,"min_p":0.1})").key, key_of(base + R"(,"temperature":0})").key);
+  EXPECT_NE(key_of(base + R"(,"temperature":0,"repetition_penalty":1.2})").key,
+            key_of(base + R"(,"temperature":0})").key);
+}
+
 TEST(CanonicalKey, AbsentMessageFieldsAreOmittedNotNull) {
   KeyResult k = key_of(
       R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]})");

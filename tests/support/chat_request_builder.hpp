@@ -15,6 +15,8 @@ struct Sampling {
   int64_t top_k = 0;
   double presence_penalty = 0;
   double frequency_penalty = 0;
+  double min_p = 0;
+  double repetition_penalty = 1;
   bool logprobs = false;
   int64_t top_logprobs = 0;
   int64_t n = 1;
@@ -40,6 +42,8 @@ inline std::shared_ptr<BackendRequest> chat_request(const std::string& model_id,
   r->chat.top_k = s.top_k;
   r->chat.presence_penalty = s.presence_penalty;
   r->chat.frequency_penalty = s.frequency_penalty;
+  r->chat.min_p = s.min_p;
+  r->chat.repetition_penalty = s.repetition_penalty;
   r->chat.logprobs = s.logprobs;
   r->chat.top_logprobs = s.top_logprobs;
   r->chat.n = s.n;

@@ -36,6 +36,8 @@ inline Sampling random_sampling(std::mt19937& rng) {
   s.max_tokens = 4 + pick(28);
   s.seed = std::uniform_int_distribution<int64_t>(0, 1'000'000)(rng);
   if (pick(6) == 0) s.stop = {"e", "the"};
+  s.min_p = pick(5) == 0 ? 0.08 : 0.0;
+  s.repetition_penalty = pick(5) == 0 ? 1.3 : 1.0;
   return s;
 }
 

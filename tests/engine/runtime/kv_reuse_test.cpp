@@ -30,6 +30,8 @@ Sampling mixed_sampling(int i) {
   s.top_p = (i % 3 == 1) ? 0.9 : 1.0;
   s.top_k = (i % 5 == 2) ? 20 : 0;
   s.presence_penalty = (i % 7 == 3) ? 0.5 : 0.0;
+  s.repetition_penalty = (i % 5 == 1) ? 1.25 : 1.0;  // over the prompt too: reused KV must not change it
+  s.min_p = (i % 4 == 2) ? 0.05 : 0.0;
   s.logprobs = i % 2 == 0;
   s.top_logprobs = s.logprobs ? i % 3 : 0;
   s.n = (i % 6 == 5) ? 2 : 1;

@@ -258,6 +258,75 @@ TEST(Sampler, PenaltiesFollowTheOpenAIFormula) {
   EXPECT_EQ(recorded.step(), 2u);
 }
 
+// min_p keeps the tokens at least min_p times as likely as the most likely
+// one: weights 8, 4, 2, 1 with min_p 0.3 keep 8 and 4 (2 < 0.3 * 8).
+TEST(Sampler, MinPDropsTokensLessLikelyThanItsFractionOfTheTop) {
+  const std::vector<float> logits{std::log(8.0f), std::log(4.0f), std::log(2.0f), std::log(1.0f)};
+  auto seen = [&](double min_p, double temperature) {
+    std::vector<int> counts(4, 0);
+    for (uint64_t seed = 0; seed < 400; ++seed) {
+      SamplingParams p;
+      p.min_p = min_p;
+      p.temperature = temperature;
+      p.seed = seed;
+      ++counts[static_cast<size_t>(run(p, logits, 1)[0])];
+    }
+    return counts;
+  };
+  auto kept = seen(0.3, 1.0);
+  EXPECT_GT(kept[0], 0);
+  EXPECT_GT(kept[1], 0);
+  EXPECT_EQ(kept[2] + kept[3], 0);
+  auto all = seen(0.0, 1.0);
+  EXPECT_GT(all[2], 0);
+  EXPECT_GT(all[3], 0);
+  EXPECT_EQ(seen(1.0, 1.0)[0], 400) << "min_p 1 keeps the top token only";
+  // After temperature: at 0.5 the weights are 64, 16, 4, 1; 0.2 keeps 64 and 16.
+  auto cooled = seen(0.2, 0.5);
+  EXPECT_GT(cooled[1], 0);
+  EXPECT_EQ(cooled[2] + cooled[3], 0);
+  // With logprobs (which share the softmax at temperature 1 without min_p),
+  // the draws are the same.
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    SamplingParams p;
+    p.min_p = 0.3;
+    p.seed = seed;
+    SamplingParams with = p;
+    with.logprobs = true;
+    EXPECT_EQ(run(p, logits, 3), run(with, logits, 3)) << seed;
+  }
+}
+
+// repetition_penalty r (Hugging Face's): a positive logit of a prompt or
+// completion token is divided by r, a negative one multiplied, once however
+// often the token repeats.
+TEST(Sampler, RepetitionPenaltyCoversThePromptAndTheCompletion) {
+  SamplingParams params;
+  params.temperature = 0.0;
+  params.repetition_penalty = 1.2;
+  const std::vector<float> logits{2.0f, 1.9f, -1.0f};
+  // Prompt {0}: 2 / 1.2 = 1.67 < 1.9, so 1; then 1.9 / 1.2 = 1.58 < 1.67, so 0.
+  Sampler sampler(params, 3, 0, {0});
+  EXPECT_FALSE(sampler.argmax_decides());
+  SampleResult result;
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(sampler.sample(logits.data(), &result), SampleStatus::kOk);
+    ids.push_back(result.token);
+  }
+  EXPECT_EQ(ids, (std::vector<int32_t>{1, 0, 0, 0}));
+  // Without the prompt, 0 first.
+  EXPECT_EQ(run(params, logits, 2), (std::vector<int32_t>{0, 1}));
+  // A negative logit is multiplied: -0.5 * 2 = -1 ties with id 0's -1; ties go to the lower id.
+  params.repetition_penalty = 2.0;
+  Sampler negative(params, 3, 0, {2});
+  ASSERT_EQ(negative.sample(std::vector<float>{-1.0f, -2.0f, -0.5f}.data(), &result), SampleStatus::kOk);
+  EXPECT_EQ(result.token, 0);
+  // 1 is off: the prompt is not read and the argmax decides.
+  params.repetition_penalty = 1.0;
+  EXPECT_TRUE(Sampler(params, 3, 0, {0}).argmax_decides());
+}
+
 TEST(Sampler, LogprobsAreTheRawBiasedLogSoftmax) {
   constexpr int32_t kVocab = 5000;
   auto logits = random_logits(kVocab, 8, -8.0f, 8.0f);

@@ -196,6 +196,26 @@ TEST_F(LocalBackendTest, AHugeTopKKeepsEveryTokenRatherThanWrapping) {
   EXPECT_EQ(sampling_params(*r).top_k, 40);
 }
 
+// min_p and repetition_penalty reach the sampler; a strong repetition
+// penalty changes a greedy answer over the prompt's own words, and the same
+// request answers the same bytes again.
+TEST_F(LocalBackendTest, MinPAndRepetitionPenaltyReachTheSampler) {
+  auto r = request("hi");
+  r->chat.min_p = 0.1;
+  r->chat.repetition_penalty = 1.3;
+  EXPECT_EQ(sampling_params(*r).min_p, 0.1);
+  EXPECT_EQ(sampling_params(*r).repetition_penalty, 1.3);
+  auto greedy = [](double penalty) {
+    auto q = request("the the the the the the the the", 16);
+    q->chat.temperature = 0;
+    q->chat.repetition_penalty = penalty;
+    return run(q)->transcript();
+  };
+  const std::string plain = greedy(1.0), penalized = greedy(10.0);
+  EXPECT_NE(penalized, plain);
+  EXPECT_EQ(greedy(10.0), penalized);
+}
+
 TEST_F(LocalBackendTest, APromptPastTheContextWindowIsA400) {
   std::string longtext;
   for (int i = 0; i < 200; ++i) longtext += "word ";

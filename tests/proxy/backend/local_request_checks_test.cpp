@@ -22,8 +22,6 @@ std::optional<api::ApiError> check(const std::string& extra) {
 
 TEST(LocalRequestChecks, AVllmExtensionTheEngineLacksIsA400NamingIt) {
   const std::pair<const char*, const char*> refused[] = {
-      {"min_p", R"(,"min_p":0.05)"},
-      {"repetition_penalty", R"(,"repetition_penalty":1.1)"},
       {"min_tokens", R"(,"min_tokens":8)"},
       {"ignore_eos", R"(,"ignore_eos":true)"},
       {"stop_token_ids", R"(,"stop_token_ids":[2])"},
@@ -35,7 +33,7 @@ TEST(LocalRequestChecks, AVllmExtensionTheEngineLacksIsA400NamingIt) {
       {"chat_template", R"(,"chat_template":"{{ messages }}")"},
       {"best_of", R"(,"best_of":4)"},
       {"use_beam_search", R"(,"use_beam_search":true)"},
-      {"repetition_penalty", R"(,"repetition_penalty":"1")"},  // not even a number
+      {"length_penalty", R"(,"length_penalty":"1")"},  // not even a number
   };
   for (const auto& [param, extra] : refused) {
     auto e = check(extra);
@@ -51,7 +49,8 @@ TEST(LocalRequestChecks, NeutralValuesOfTheExtensionsPass) {
        {"", R"(,"min_p":0,"repetition_penalty":1,"length_penalty":1.0,"min_tokens":0,"ignore_eos":false)",
         R"(,"stop_token_ids":[],"skip_special_tokens":true,"spaces_between_special_tokens":true)",
         R"(,"add_generation_prompt":true,"continue_final_message":false,"echo":false,"guided_json":null)",
-        R"(,"best_of":1)", R"(,"n":3,"best_of":3)", R"(,"use_beam_search":false,"bad_words":[])"}) {
+        R"(,"best_of":1)", R"(,"n":3,"best_of":3)", R"(,"use_beam_search":false,"bad_words":[])",
+        R"(,"min_p":0.1,"repetition_penalty":1.2)"}) {  // these two the engine implements
     auto e = check(extra);
     EXPECT_FALSE(e) << extra << ": " << e->to_json();
   }
