@@ -261,6 +261,9 @@ void HttpSession::write_response() {
   // An upstream's answer to a forwarded HEAD has no body and keeps its
   // Content-Length; every other answer's length is its body's.
   if (!(head_only_ && response_->body().empty() && response_->has_content_length())) response_->prepare_payload();
+  // No Content-Length on a 204 (RFC 9110 8.6); this Beast's prepare_payload
+  // writes "0".
+  if (response_->result() == http::status::no_content) response_->erase(http::field::content_length);
   stream_expires_after(options_.write_timeout);
   // The head is serialized here into one buffer and sent with the body in
   // one gathered write: Beast's serializer walks a generic buffer sequence

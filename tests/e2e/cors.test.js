@@ -96,6 +96,7 @@ test('CORS for listed origins', { timeout: 120000 }, async (t) => {
     assert.equal(res.headers['access-control-max-age'], '600');
     assert.equal(res.headers.vary, 'Origin');
     assert.equal(res.headers['access-control-allow-private-network'], undefined);
+    assert.equal(res.headers['content-length'], undefined, 'a 204 has no Content-Length');
     assert.equal(res.text, '');
     // A public origin's page calling reprox on a private address asks first.
     const pna = await request(port, 'OPTIONS', '/v1/chat/completions', {
