@@ -94,6 +94,8 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
     c.emplace_back("top_p", request.top_p);
     c.emplace_back("top_k", request.top_k);
     c.emplace_back("seed", result.seed);
+    // vLLM's extension, only when on: keys without it are unchanged.
+    if (request.min_p != 0.0) c.emplace_back("min_p", request.min_p);
   }
   c.emplace_back("n", request.n);
   c.emplace_back("max_tokens", context.effective_max_tokens);
@@ -103,8 +105,7 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   c.emplace_back("logit_bias", canonical_logit_bias(request.logit_bias));
   c.emplace_back("logprobs", request.logprobs);
   c.emplace_back("top_logprobs", request.top_logprobs);
-  // vLLM's extensions, only when not neutral: keys without them are unchanged.
-  if (request.min_p != 0.0 && request.temperature != 0) c.emplace_back("min_p", request.min_p);
+  // vLLM's extension, only when on: keys without it are unchanged.
   if (request.repetition_penalty != 1.0) c.emplace_back("repetition_penalty", request.repetition_penalty);
 
   add_if_present(c, "tools", request.tools);

@@ -97,9 +97,10 @@ class Sampler {
   SampleStatus sample(const float* logits, SampleResult* out, SamplerScratch* scratch = nullptr);
 
   // Whether this step's draw is the argmax of the raw logits: greedy, with
-  // no logit_bias, no penalty (repetition_penalty 1) and no logprobs. Then take_argmax() with the
-  // lowest id of the largest finite logit (computed anywhere, e.g. on the
-  // model's device) does exactly what sample() on the whole row would.
+  // no logit_bias, no penalty (repetition_penalty 1) and no logprobs. Then
+  // take_argmax() with the lowest id of the largest finite logit (computed
+  // anywhere, e.g. on the model's device) does exactly what sample() on the
+  // whole row would.
   bool argmax_decides() const;
   // For argmax_decides(): records `argmax` as the drawn token and fills
   // `*out` as sample() would; -1 (no finite logit) is kNoFiniteLogit and

@@ -37,8 +37,9 @@ constexpr int kMaxTopLogprobs = 20;
 // "" when `params` are valid for a vocabulary of `vocab_size` ids; otherwise
 // a message naming the offending field, fit for a 400 response:
 // temperature finite >= 0; top_p in [0, 1]; top_k >= 0; penalties in
-// [-2, 2]; min_p in [0, 1]; repetition_penalty in (0, 10]; logit_bias ids in [0, vocab_size) with biases in [-100, 100];
-// n in [1, 128]; top_logprobs in [0, 20] and only with logprobs.
+// [-2, 2]; min_p in [0, 1]; repetition_penalty in (0, 10]; logit_bias ids
+// in [0, vocab_size) with biases in [-100, 100]; n in [1, 128];
+// top_logprobs in [0, 20] and only with logprobs.
 std::string validate_sampling_params(const SamplingParams& params, int32_t vocab_size);
 
 }  // namespace reprox::engine

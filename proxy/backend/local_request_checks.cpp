@@ -58,19 +58,21 @@ bool is_neutral(const json::Value& v, Neutral neutral) {
   return false;
 }
 
+api::ApiError unimplemented(const char* name) {
+  return api::ApiError::invalid(name, std::string("the embedded engine does not implement '") + name +
+                                          "' (a vLLM extension); leave it out or use --upstream");
+}
+
 std::optional<api::ApiError> unimplemented_extension(const api::ChatRequest& request) {
   const json::Value& raw = request.raw;
   for (const Extension& ext : kExtensions) {
     const json::Value* v = raw.find(ext.name);
-    if (!v || v->is_null() || is_neutral(*v, ext.neutral)) continue;
-    return api::ApiError::invalid(ext.name, std::string("the embedded engine does not implement '") + ext.name +
-                                                "' (a vLLM extension); leave it out or use --upstream");
+    if (v && !v->is_null() && !is_neutral(*v, ext.neutral)) return unimplemented(ext.name);
   }
   // best_of = n draws nothing extra.
   if (const json::Value* v = raw.find("best_of"); v && !v->is_null() &&
       !(v->is_number() && (v->as_double() == 1.0 || v->as_double() == double(request.n))))
-    return api::ApiError::invalid("best_of", "the embedded engine does not implement 'best_of' (a vLLM extension); "
-                                             "leave it out or use --upstream");
+    return unimplemented("best_of");
   return std::nullopt;
 }
 
