@@ -57,6 +57,10 @@ class CorsResponder final : public Responder {
 
 }  // namespace
 
+void add_cors_fields(Response& response, std::string_view allow_origin, bool per_origin) {
+  set_answer_fields(response, allow_origin, per_origin);
+}
+
 CorsPolicy::CorsPolicy(std::vector<std::string> origins) {
   any_ = std::find(origins.begin(), origins.end(), "*") != origins.end();
   if (!any_) origins_ = std::move(origins);

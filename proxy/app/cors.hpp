@@ -45,6 +45,9 @@ bool is_preflight(const Request& request);
 Response options_answer(const Request& request, std::string_view methods, std::string_view allow_origin,
                         bool per_origin);
 
+// Adds the CORS fields of an allowed origin (as with_cors() does) to `response`.
+void add_cors_fields(Response& response, std::string_view allow_origin, bool per_origin);
+
 // `inner`, with the CORS fields of an allowed origin added to every answer
 // it gives: whole, pre-rendered or streamed. Expose-Headers lists reprox's
 // x-reprox-* fields, Age and Retry-After, so that scripts can read them.

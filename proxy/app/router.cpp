@@ -312,6 +312,19 @@ const Route* find_route(std::string_view path, Exposure exposure) {
 
 }  // namespace
 
+std::string Router::allow_origin(const Request& request) const {
+  if (!app_.cors.enabled() || exposure_ == Exposure::kAdmin) return {};
+  auto origin = request[http::field::origin];
+  return app_.cors.allow_origin(std::string_view(origin.data(), origin.size()));
+}
+
+// A browser sees a refusal without CORS fields as a network error; with
+// them, its script can read the 413.
+void Router::decorate_refusal(const Request& head, Response& response) {
+  if (const std::string origin = allow_origin(head); !origin.empty())
+    add_cors_fields(response, origin, app_.cors.per_origin());
+}
+
 void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
   std::string_view target = request.target();
   std::string_view path = target.substr(0, target.find('?'));
@@ -324,12 +337,8 @@ void Router::handle(Request&& request, std::shared_ptr<Responder> responder) {
       std::make_shared<CountingResponder>(std::move(responder), *app_.metrics, route ? route->path : "other");
   // Browsers on allowed origins may read every answer of the API listener,
   // errors included. Preflights carry no API key: they are answered first.
-  std::string allow_origin;
-  if (app_.cors.enabled() && exposure_ != Exposure::kAdmin) {
-    auto origin = request[http::field::origin];
-    allow_origin = app_.cors.allow_origin(std::string_view(origin.data(), origin.size()));
-    if (!allow_origin.empty()) r = with_cors(r, allow_origin, app_.cors.per_origin());
-  }
+  const std::string allow_origin = this->allow_origin(request);
+  if (!allow_origin.empty()) r = with_cors(r, allow_origin, app_.cors.per_origin());
   if (method == http::verb::options && (route || model_path || !app_.forward || is_preflight(request))) {
     const std::string_view methods = route ? methods_of(route->method) : model_path ? kGetMethods
                                          : app_.forward ? kForwardedMethods : std::string_view();

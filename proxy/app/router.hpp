@@ -16,8 +16,12 @@ class Router final : public RequestHandler {
  public:
   explicit Router(AppContext& app, Exposure exposure = Exposure::kAll) : app_(app), exposure_(exposure) {}
   void handle(Request&& request, std::shared_ptr<Responder> responder) override;
+  void decorate_refusal(const Request& head, Response& response) override;
 
  private:
+  // The Access-Control-Allow-Origin value for this request; empty: none.
+  std::string allow_origin(const Request& request) const;
+
   AppContext& app_;
   Exposure exposure_;
 };

@@ -220,6 +220,7 @@ void HttpSession::reject(http::status status, const std::string& message, const 
   response_ = std::make_unique<Response>(status, 11);
   response_->set(http::field::content_type, "application/json");
   response_->body() = err.to_json();
+  if (parser_) handler_.decorate_refusal(parser_->get(), *response_);
   write_response();
 }
 

@@ -19,6 +19,14 @@ class RequestHandler {
   virtual ~RequestHandler() = default;
   // Called on the session's strand; answer through `responder` exactly once.
   virtual void handle(Request&& request, std::shared_ptr<Responder> responder) = 0;
+  // An answer the session gives itself instead of calling handle() (413,
+  // 431, 408, a malformed head). `head` holds the request's fields read so
+  // far (all of them for a 413) and no body. The handler may add the fields
+  // it adds to all its answers (CORS). Called on the session's strand.
+  virtual void decorate_refusal(const Request& head, Response& response) {
+    (void)head;
+    (void)response;
+  }
 };
 
 class ConnectionTracker;

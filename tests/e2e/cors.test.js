@@ -141,6 +141,21 @@ test('CORS for listed origins', { timeout: 120000 }, async (t) => {
     assert.equal(health.headers['access-control-allow-origin'], 'https://APP.example', 'origins compare without case');
   });
 
+  await t.test('a body over the limit gets its 413 with the fields, so a page can read it', async () => {
+    const size = (1 << 20) + 1;
+    const head = (origin) => `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nOrigin: ${origin}\r\n` +
+                             `Content-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`;
+    const listed = h.parseResponses((await h.rawExchange(port, [head('https://app.example'),
+                                                                Buffer.alloc(size, 0x20)])).text);
+    assert.equal(listed[0].status, 413);
+    assert.equal(listed[0].headers['access-control-allow-origin'], 'https://app.example');
+    assert.equal(listed[0].headers.vary, 'Origin');
+    const other = h.parseResponses((await h.rawExchange(port, [head('https://evil.example'),
+                                                               Buffer.alloc(size, 0x20)])).text);
+    assert.equal(other[0].status, 413);
+    assert.equal(other[0].headers['access-control-allow-origin'], undefined);
+  });
+
   await t.test("forwarded paths carry reprox's CORS fields, not the upstream's", async () => {
     const listed = await request(port, 'GET', '/echo', { origin: 'https://app.example' });
     assert.equal(listed.headers['x-scripted'], 'echo');
