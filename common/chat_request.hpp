@@ -55,6 +55,32 @@ struct ChatRequest {
   double frequency_penalty = 0.0;
   double min_p = 0.0;               // vLLM's extension; 0 = off
   double repetition_penalty = 1.0;  // vLLM's extension; 1 = off
+  // vLLM's extensions on how a choice ends (their neutral values are the
+  // defaults). min_tokens: no eos, stop id or stop string before that many
+  // completion tokens; ignore_eos: the model's eos does not end a choice;
+  // stop_token_ids: ids that end it as eos does (sorted, unique);
+  // include_stop_str_in_output: the matched stop is kept in the text;
+  // skip_special_tokens false: special tokens' text is kept.
+  int64_t min_tokens = 0;
+  bool ignore_eos = false;
+  std::vector<int64_t> stop_token_ids;
+  bool include_stop_str_in_output = false;
+  bool skip_special_tokens = true;
+  // vLLM's prompt extensions: add_generation_prompt false renders no
+  // assistant header; continue_final_message (needs add_generation_prompt
+  // false) has the model continue the final message's text.
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
+  // vLLM's extensions on which tokens may be drawn: allowed_token_ids, when
+  // not empty, the only ids (sorted, unique); bad_words, words never to
+  // complete (sorted, unique).
+  std::vector<int64_t> allowed_token_ids;
+  std::vector<std::string> bad_words;
+  // vLLM's truncate_prompt_tokens: only the prompt's last k tokens are
+  // read (-1: the model's context); absent: all.
+  std::optional<int64_t> truncate_prompt_tokens;
+  // vLLM's return_tokens_as_token_ids: logprobs name tokens "token_id:ID".
+  bool return_tokens_as_token_ids = false;
   std::vector<std::pair<int64_t, double>> logit_bias;  // sorted by token id
   bool logprobs = false;
   int64_t top_logprobs = 0;

@@ -48,7 +48,10 @@ bool keyed_by_name(const std::string& member) {
       "stop",            "presence_penalty", "frequency_penalty", "logit_bias",     "logprobs",
       "top_logprobs",    "tools",           "tool_choice",       "response_format", "functions",
       "function_call",   "stream",          "stream_options",    "user",           "metadata",
-      "store",           "cache",           "chat_template_kwargs", "min_p",       "repetition_penalty"};
+      "store",           "cache",           "chat_template_kwargs", "min_p",       "repetition_penalty",
+      "min_tokens",      "ignore_eos",      "stop_token_ids",    "include_stop_str_in_output", "skip_special_tokens",
+      "add_generation_prompt", "continue_final_message", "allowed_token_ids", "bad_words",
+      "truncate_prompt_tokens", "return_tokens_as_token_ids"};
   for (const char* name : names) {
     if (member == name) return true;
   }
@@ -105,8 +108,22 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   c.emplace_back("logit_bias", canonical_logit_bias(request.logit_bias));
   c.emplace_back("logprobs", request.logprobs);
   c.emplace_back("top_logprobs", request.top_logprobs);
-  // vLLM's extension, only when on: keys without it are unchanged.
+  // vLLM's extensions, only when on: keys without them are unchanged.
   if (request.repetition_penalty != 1.0) c.emplace_back("repetition_penalty", request.repetition_penalty);
+  if (request.min_tokens != 0) c.emplace_back("min_tokens", request.min_tokens);
+  if (request.ignore_eos) c.emplace_back("ignore_eos", true);
+  // Sorted and unique, as the parser leaves them.
+  if (!request.stop_token_ids.empty())
+    c.emplace_back("stop_token_ids", json::Array(request.stop_token_ids.begin(), request.stop_token_ids.end()));
+  if (!request.allowed_token_ids.empty())
+    c.emplace_back("allowed_token_ids",
+                   json::Array(request.allowed_token_ids.begin(), request.allowed_token_ids.end()));
+  if (!request.bad_words.empty())
+    c.emplace_back("bad_words", json::Array(request.bad_words.begin(), request.bad_words.end()));
+  if (request.include_stop_str_in_output) c.emplace_back("include_stop_str_in_output", true);
+  if (!request.skip_special_tokens) c.emplace_back("skip_special_tokens", false);
+  if (request.truncate_prompt_tokens) c.emplace_back("truncate_prompt_tokens", *request.truncate_prompt_tokens);
+  if (request.return_tokens_as_token_ids) c.emplace_back("return_tokens_as_token_ids", true);
 
   add_if_present(c, "tools", request.tools);
   add_if_present(c, "tool_choice", request.tool_choice);
@@ -117,6 +134,8 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   // Template variables change the prompt (enable_thinking, say): keyed for
   // every backend.
   add_if_present(c, "chat_template_kwargs", request.chat_template_kwargs);
+  if (!request.add_generation_prompt) c.emplace_back("add_generation_prompt", false);
+  if (request.continue_final_message) c.emplace_back("continue_final_message", true);
   if (context.key_other_fields) add_if_present(c, "other", other_fields(request.raw));
 
   result.canonical = json::dump(json::Value(std::move(c)), /*sort_keys=*/true);

@@ -15,9 +15,10 @@
 namespace reprox::engine {
 
 struct BatchRunner::Request {
-  Request(EngineJob j, uint32_t n)
-      : job(std::move(j)), out(job.sink, n), unfinished(n) {}
+  Request(EngineJob j, uint32_t n, std::vector<int32_t> ends)
+      : job(std::move(j)), end_ids(std::move(ends)), out(job.sink, n), unfinished(n) {}
   EngineJob job;
+  std::vector<int32_t> end_ids;  // ids that end a choice (finish "stop")
   OrderedOutput out;
   Usage usage;
   uint32_t unfinished;
@@ -36,7 +37,11 @@ struct BatchRunner::Draw {
 struct BatchRunner::Sequence {
   Sequence(std::shared_ptr<Request> r, uint32_t c, int32_t vocab, std::shared_ptr<const tok::Tokenizer> tokenizer)
       : request(std::move(r)), choice(c), sampler(request->job.sampling, vocab, c, request->job.prompt),
-        emitter(std::move(tokenizer), c, request->job.stop, request->job.sampling.logprobs) {}
+        emitter(std::move(tokenizer), c, emitter_options(request->job)) {}
+
+  static EmitterOptions emitter_options(const EngineJob& job) {
+    return EmitterOptions{job.stop, job.sampling.logprobs, job.include_stop, job.skip_special, job.logprob_token_ids};
+  }
 
   sched::RequestId id = 0;
   uint64_t arrival = 0;
@@ -69,7 +74,14 @@ void BatchRunner::add(EngineJob job) {
   if (job.cancelled->load()) return;
   job.max_tokens = std::max<int64_t>(job.max_tokens, 1);
   const uint32_t n = static_cast<uint32_t>(std::max(1, job.sampling.n));
-  auto request = std::make_shared<Request>(std::move(job), n);
+  std::vector<int32_t> ends = job.stop_token_ids;
+  if (!job.ignore_eos) ends.insert(ends.end(), stop_ids_.begin(), stop_ids_.end());
+  // min_tokens holds back the model's eos ids even with ignore_eos, as vLLM.
+  if (job.sampling.min_tokens > 0) {
+    job.sampling.end_ids = job.stop_token_ids;
+    job.sampling.end_ids.insert(job.sampling.end_ids.end(), stop_ids_.begin(), stop_ids_.end());
+  }
+  auto request = std::make_shared<Request>(std::move(job), n, std::move(ends));
   request->usage.prompt_tokens = static_cast<int64_t>(request->job.prompt.size());
   auto s = std::make_unique<Sequence>(request, 0, vocab_, tokenizer_);
   s->id = next_id_++;
@@ -284,14 +296,18 @@ void BatchRunner::emit(Sequence& s, const Draw& d) {
   }
   const SampleResult& result = d.result;
   ++r.usage.completion_tokens;
-  if (std::find(stop_ids_.begin(), stop_ids_.end(), result.token) != stop_ids_.end()) {
+  const bool end_id = std::find(r.end_ids.begin(), r.end_ids.end(), result.token) != r.end_ids.end();
+  if (end_id && !r.job.include_stop) {
     finish(s, "stop");
     return;
   }
   bool stopped = false;
-  if (auto event = s.emitter.token(result.token, result, &stopped)) r.out.event(s.choice, std::move(*event));
+  const bool may_stop = s.generated() + 1 > r.job.sampling.min_tokens;
+  if (auto event = s.emitter.token(result.token, result, &stopped, may_stop)) r.out.event(s.choice, std::move(*event));
   if (stopped) {
     finish(s, "");  // the emitter sent the finish event
+  } else if (end_id) {
+    finish(s, "stop");
   } else if (s.generated() + 1 >= r.job.max_tokens) {
     finish(s, "length");
   } else {

@@ -5,9 +5,10 @@
 namespace reprox::engine {
 
 ChoiceEmitter::ChoiceEmitter(std::shared_ptr<const tok::Tokenizer> tokenizer, uint32_t choice,
-                             std::vector<std::string> stop, bool logprobs)
-    : tokenizer_(tokenizer), choice_(choice), decoder_(tokenizer, /*skip_special=*/true), stop_(std::move(stop)),
-      logprobs_(logprobs) {}
+                             EmitterOptions options)
+    : tokenizer_(tokenizer), choice_(choice), decoder_(tokenizer, options.skip_special),
+      stop_(std::move(options.stop), options.include_stop), logprobs_(options.logprobs),
+      token_ids_(options.token_ids) {}
 
 namespace {
 
@@ -26,24 +27,29 @@ void write_token_fields(std::string& out, const std::string& text, float logprob
 
 }  // namespace
 
-std::optional<GenEvent> ChoiceEmitter::token(int32_t id, const SampleResult& sample, bool* stopped) {
+std::string ChoiceEmitter::token_name(int32_t id) const {
+  return token_ids_ ? "token_id:" + std::to_string(id) : tokenizer_->decode({id}, false);
+}
+
+std::optional<GenEvent> ChoiceEmitter::token(int32_t id, const SampleResult& sample, bool* stopped,
+                                             bool may_stop) {
   *stopped = false;
   if (logprobs_) {
     std::string entry = "{";
-    write_token_fields(entry, tokenizer_->decode({id}, false), sample.logprob);
+    write_token_fields(entry, token_name(id), sample.logprob);
     entry += ",\"top_logprobs\":[";
     for (size_t i = 0; i < sample.top_logprobs.size(); ++i) {
       if (i) entry.push_back(',');
       entry += "{";
       const auto& t = sample.top_logprobs[i];
-      write_token_fields(entry, tokenizer_->decode({t.id}, false), t.logprob);
+      write_token_fields(entry, token_name(t.id), t.logprob);
       entry += "}";
     }
     entry += "]}";
     if (!pending_logprobs_.empty()) pending_logprobs_.push_back(',');
     pending_logprobs_ += entry;
   }
-  auto out = stop_.feed(decoder_.push(id));
+  auto out = stop_.feed(decoder_.push(id), may_stop);
   if (out.stopped) {
     *stopped = true;
     GenEvent e;

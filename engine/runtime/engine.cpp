@@ -147,6 +147,11 @@ int32_t Engine::vocab_size() const { return runner_->vocab_size(); }
 std::optional<EngineError> Engine::submit(EngineJob job) {
   if (std::string why = validate_sampling_params(job.sampling, vocab_size()); !why.empty())
     return EngineError{EngineErrc::kInvalidSampling, why};
+  for (const int32_t id : job.stop_token_ids) {
+    if (id < 0 || id >= vocab_size())
+      return EngineError{EngineErrc::kInvalidSampling,
+                         "stop_token_ids id " + std::to_string(id) + " is outside the vocabulary"};
+  }
   const int64_t room = max_positions() - static_cast<int64_t>(job.prompt.size());
   if (room < 1)
     return EngineError{EngineErrc::kContextExceeded, "This model's maximum context length is " +

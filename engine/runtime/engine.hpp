@@ -70,9 +70,10 @@ class Engine {
 
   // Clips job.max_tokens to the room the prompt leaves in the context
   // window, then queues the job. Refusals: kInvalidSampling (sampling
-  // parameters out of range, a logit_bias id past vocab_size() included),
-  // kContextExceeded (no room at all), kTooLarge (the job alone needs more
-  // KV working memory than the engine has), kQueueFull (retry later).
+  // parameters out of range, a logit_bias or stop_token_ids id past
+  // vocab_size() included), kContextExceeded (no room at all), kTooLarge
+  // (the job alone needs more KV working memory than the engine has),
+  // kQueueFull (retry later).
   std::optional<EngineError> submit(EngineJob job);
 
   const std::string& model_id() const { return model_id_; }

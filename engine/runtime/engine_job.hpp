@@ -46,6 +46,16 @@ struct EngineJob {
   std::vector<int32_t> prompt;    // token ids, the chat template already applied
   SamplingParams sampling;        // seed and n included
   std::vector<std::string> stop;  // stop strings, held back until they cannot match
+  // vLLM's extensions. stop_token_ids end a choice as the model's eos ids do
+  // (finish "stop", the id's text not sent); ignore_eos: the model's eos ids
+  // do not; include_stop: a matched stop string, or the text of the id that
+  // ended the choice, is sent; skip_special false: special tokens' text is
+  // sent. sampling.min_tokens holds back every id that would end a choice.
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false;
+  bool include_stop = false;
+  bool skip_special = true;
+  bool logprob_token_ids = false;  // logprobs name tokens "token_id:ID" (vLLM's return_tokens_as_token_ids)
   int64_t max_tokens = 0;         // completion limit; Engine::submit clips it to the context window
   std::string tenant;             // salts KV reuse: tenants never share KV
   std::shared_ptr<EngineSink> sink;

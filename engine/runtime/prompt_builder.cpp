@@ -36,4 +36,35 @@ std::optional<EngineError> PromptBuilder::render(const json::Value& messages, bo
   return EngineError{EngineErrc::kTemplateFailed, err.message};
 }
 
+namespace {
+
+std::string_view trim_spaces(std::string_view s) {
+  const char* const spaces = " \t\n\r\f\v";
+  const size_t first = s.find_first_not_of(spaces);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(spaces) - first + 1);
+}
+
+}  // namespace
+
+std::optional<EngineError> PromptBuilder::cut_after_final_message(const json::Value& messages, std::string& prompt) {
+  const json::Value* content = nullptr;
+  if (messages.is_array() && !messages.as_array().empty()) content = messages.as_array().back().find("content");
+  if (!content || !content->is_string() || trim_spaces(content->as_string()).empty())
+    return EngineError{EngineErrc::kTemplateFailed,
+                       "continue_final_message needs a final message with text to continue"};
+  const std::string& text = content->as_string();
+  const std::string_view core = trim_spaces(text);
+  const size_t at = prompt.rfind(core);
+  if (at == std::string::npos)
+    return EngineError{EngineErrc::kTemplateFailed,
+                       "continue_final_message is set but the final message does not appear in the prompt the "
+                       "chat template rendered"};
+  // The message's trailing spaces stay when the template kept them.
+  const std::string_view kept = std::string_view(text).substr(static_cast<size_t>(core.data() - text.data()));
+  const size_t end = prompt.compare(at, kept.size(), kept) == 0 ? at + kept.size() : at + core.size();
+  prompt.resize(end);
+  return std::nullopt;
+}
+
 }  // namespace reprox::engine

@@ -28,6 +28,13 @@ class PromptBuilder {
   // fault); any other render failure is kTemplateFailed.
   std::optional<EngineError> render(const json::Value& messages, bool add_generation_prompt, const json::Value& tools,
                                       std::string& prompt, const json::Value& variables = json::Value()) const;
+  // HF's continue_final_message: cuts `prompt` (rendered without a
+  // generation prompt) right after the final message's text, so that the
+  // model continues that message. The text is the last message's content
+  // (a string), found by its last occurrence with surrounding spaces
+  // trimmed, as transformers does; kTemplateFailed when the template did not
+  // keep it (or the message has no text).
+  static std::optional<EngineError> cut_after_final_message(const json::Value& messages, std::string& prompt);
   // The prompt's token ids: special-token text in the rendered prompt
   // becomes special ids; nothing is prepended (the template writes bos).
   std::vector<int32_t> encode(const std::string& prompt) const { return tokenizer_->encode(prompt, true); }

@@ -59,6 +59,11 @@ Sampler::Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice, con
     repeated_.assign(static_cast<size_t>(vocab_size_), 0u);
     for (const int32_t id : prompt) mark_repeated(id);
   }
+  if (!params_.allowed_ids.empty()) {
+    allowed_.assign(static_cast<size_t>(vocab_size_), 0u);
+    for (const int32_t id : params_.allowed_ids)
+      if (id >= 0 && id < vocab_size_) allowed_[static_cast<size_t>(id)] = 1;
+  }
 }
 
 void Sampler::mark_repeated(int32_t token) {
@@ -78,7 +83,15 @@ void Sampler::record(int32_t token) {
 
 bool Sampler::argmax_decides() const {
   return params_.temperature < kGreedyTemperature && params_.logit_bias.empty() && !track_counts_ &&
-         params_.repetition_penalty == 1.0 && !params_.logprobs;
+         params_.repetition_penalty == 1.0 && !params_.logprobs && !masking();
+}
+
+bool Sampler::masking() const {
+  return suppressing_end() || !allowed_.empty() || !params_.bad_words.empty();
+}
+
+bool Sampler::suppressing_end() const {
+  return static_cast<int64_t>(step()) < params_.min_tokens && !params_.end_ids.empty();
 }
 
 SampleStatus Sampler::take_argmax(int32_t argmax, SampleResult* out) {
@@ -97,6 +110,22 @@ void Sampler::load_biased_logits(const float* logits, double* x) const {
   }
   for (const auto& [id, bias] : params_.logit_bias) {
     if (id >= 0 && id < vocab_size_) x[id] += bias;
+  }
+}
+
+void Sampler::apply_masks(double* x) const {
+  auto ban = [&](int32_t id) {
+    if (id >= 0 && id < vocab_size_) x[id] = kMinusInfinity;
+  };
+  if (suppressing_end())
+    for (const int32_t id : params_.end_ids) ban(id);
+  if (!allowed_.empty())
+    for (int32_t id = 0; id < vocab_size_; ++id)
+      if (!allowed_[static_cast<size_t>(id)]) x[id] = kMinusInfinity;
+  for (const auto& word : params_.bad_words) {
+    const size_t before = word.size() - 1;  // validated: not empty
+    if (before <= history_.size() && std::equal(word.begin(), word.end() - 1, history_.end() - before))
+      ban(word.back());
   }
 }
 
@@ -175,7 +204,7 @@ SampleStatus Sampler::sample(const float* logits, SampleResult* out, SamplerScra
   // With temperature 1 and no penalty in effect the sampling weights are the
   // raw weights: compute them once.
   const bool share_weights = params_.logprobs && params_.temperature == 1.0 && seen_ids_.empty() &&
-                             repeated_ids_.empty() && params_.min_p == 0.0;
+                             repeated_ids_.empty() && params_.min_p == 0.0 && !masking();
   if (params_.logprobs) {
     double* weights = nullptr;
     if (share_weights) {
@@ -187,6 +216,7 @@ SampleStatus Sampler::sample(const float* logits, SampleResult* out, SamplerScra
     internal::select_top_logprobs(x, vocab_size_, raw, params_.top_logprobs, &out->top_logprobs);
   }
 
+  apply_masks(x);
   apply_penalties(x);
   const int32_t token = draw(x, share_weights ? &raw : nullptr, scratch);
   if (token < 0) return SampleStatus::kNoFiniteLogit;

@@ -15,11 +15,15 @@
 //      BEFORE penalties, temperature, top-k and top-p (vLLM's default
 //      "raw logprobs"). Computed in double, returned as float, clamped below
 //      at -9999 (OpenAI's value for "impossible") so they stay finite JSON.
-//   3. Penalties: first repetition_penalty r (vLLM's, as Hugging Face's):
-//      x[t] = x[t] > 0 ? x[t] / r : x[t] * r for each id t of the prompt or
-//      of this choice's completion so far; then OpenAI's: x[t] -= count[t] *
-//      frequency_penalty + (count[t] > 0) * presence_penalty, with count over
-//      this choice's completion tokens so far (prompt tokens do not count).
+//   3. Masks, x[id] = -inf: each id of end_ids while fewer than min_tokens
+//      tokens are drawn; with allowed_ids, every other id; for each
+//      bad_words sequence whose ids but the last end the completion so far,
+//      that last id. Then penalties: first repetition_penalty r (vLLM's, as
+//      Hugging Face's): x[t] = x[t] > 0 ? x[t] / r : x[t] * r for each id t
+//      of the prompt or of this choice's completion so far; then OpenAI's:
+//      x[t] -= count[t] * frequency_penalty + (count[t] > 0) *
+//      presence_penalty, with count over this choice's completion tokens so
+//      far (prompt tokens do not count).
 //   4. temperature < kGreedyTemperature: argmax of x, ties to the lowest id.
 //   5. Otherwise x *= (1 / temperature) (skipped at exactly 1); then min_p
 //      (vLLM's) drops every token with x < max x + det_log(min_p) (x = -inf);
@@ -97,7 +101,8 @@ class Sampler {
   SampleStatus sample(const float* logits, SampleResult* out, SamplerScratch* scratch = nullptr);
 
   // Whether this step's draw is the argmax of the raw logits: greedy, with
-  // no logit_bias, no penalty (repetition_penalty 1) and no logprobs. Then
+  // no logit_bias, no penalty (repetition_penalty 1), no logprobs and no
+  // mask (allowed_ids, bad_words, end ids held back by min_tokens). Then
   // take_argmax() with the lowest id of the largest finite logit (computed
   // anywhere, e.g. on the model's device) does exactly what sample() on the
   // whole row would.
@@ -119,6 +124,9 @@ class Sampler {
 
  private:
   void load_biased_logits(const float* logits, double* x) const;
+  bool suppressing_end() const;  // min_tokens not reached and end_ids to hold back
+  bool masking() const;          // a mask of step 3 applies to this step
+  void apply_masks(double* x) const;
   void apply_penalties(double* x) const;
   void mark_repeated(int32_t token);
   int32_t draw(double* x, const internal::RawLogSoftmax* raw, SamplerScratch* scratch) const;
@@ -134,6 +142,7 @@ class Sampler {
   // (vocab_size flags), and those ids in first-seen order.
   std::vector<uint8_t> repeated_;
   std::vector<int32_t> repeated_ids_;
+  std::vector<uint8_t> allowed_;  // (vocab_size) flags when allowed_ids is not empty
   std::unique_ptr<SamplerScratch> own_scratch_;
 };
 

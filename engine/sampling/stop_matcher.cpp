@@ -33,22 +33,25 @@ size_t incomplete_utf8_tail(std::string_view text) {
 
 }  // namespace
 
-StopMatcher::StopMatcher(std::vector<std::string> stop_strings) {
+StopMatcher::StopMatcher(std::vector<std::string> stop_strings, bool keep_match) : keep_match_(keep_match) {
   for (auto& stop : stop_strings) {
     if (!stop.empty()) stops_.push_back(std::move(stop));
   }
 }
 
-StopMatcher::Output StopMatcher::feed(std::string_view piece) {
+StopMatcher::Output StopMatcher::feed(std::string_view piece, bool may_end) {
   Output output;
   if (stopped() || flushed_) return output;
   held_.append(piece);
+  if (!may_end) unarmed_ = held_.size();
 
   // Earliest-ending match; no match can end inside text already sent.
   size_t best_start = std::string::npos;
   size_t best_end = std::string::npos;
   for (size_t s = 0; s < stops_.size(); ++s) {
-    const size_t start = held_.find(stops_[s]);
+    // The first match that ends past the unarmed bytes.
+    const size_t from = unarmed_ >= stops_[s].size() ? unarmed_ - stops_[s].size() + 1 : 0;
+    const size_t start = held_.find(stops_[s], from);
     if (start == std::string::npos) continue;
     const size_t end = start + stops_[s].size();
     if (end < best_end || (end == best_end && start < best_start)) {
@@ -58,7 +61,7 @@ StopMatcher::Output StopMatcher::feed(std::string_view piece) {
     }
   }
   if (stopped()) {
-    output.text = held_.substr(0, best_start);
+    output.text = held_.substr(0, keep_match_ ? best_end : best_start);
     output.stopped = true;
     held_.clear();
     return output;
@@ -70,6 +73,7 @@ StopMatcher::Output StopMatcher::feed(std::string_view piece) {
   send -= incomplete_utf8_tail(std::string_view(held_).substr(0, send));
   output.text = held_.substr(0, send);
   held_.erase(0, send);
+  unarmed_ -= std::min(unarmed_, send);
   return output;
 }
 

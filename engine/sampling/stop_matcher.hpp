@@ -10,8 +10,9 @@
 // Which stop wins: the one whose match ENDS earliest in the stream (where a
 // reader going byte by byte would first see a complete stop string); on a tie,
 // the longer one (earlier start). This does not depend on how the text was cut
-// into pieces. The sent text stops right before the winning match; the match
-// and everything after it are dropped (finish_reason "stop").
+// into pieces. The sent text stops right before the winning match (or, with
+// keep_match, right after it: vLLM's include_stop_str_in_output); everything
+// after it is dropped (finish_reason "stop").
 //
 // Not thread-safe; one per choice.
 #pragma once
@@ -31,10 +32,12 @@ class StopMatcher {
   };
 
   // Empty strings are ignored (they would match everywhere).
-  explicit StopMatcher(std::vector<std::string> stop_strings);
+  explicit StopMatcher(std::vector<std::string> stop_strings, bool keep_match = false);
 
   // Appends `piece` to the stream. After a stop, returns {"", false} forever.
-  Output feed(std::string_view piece);
+  // With may_end false no match may end inside `piece` (vLLM's min_tokens:
+  // the first tokens cannot stop); a later match may still start in it.
+  Output feed(std::string_view piece, bool may_end = true);
 
   // End of generation without a stop (length, eos): returns all held text.
   std::string flush();
@@ -48,7 +51,9 @@ class StopMatcher {
  private:
   std::vector<std::string> stops_;
   std::string held_;  // received, not yet sent
+  size_t unarmed_ = 0;  // bytes at the start of held_ in which no match may end
   int stopped_index_ = -1;
+  bool keep_match_;
   bool flushed_ = false;
 };
 

@@ -84,6 +84,71 @@ Check read_stop(const json::Value& body, ChatRequest& req) {
   return std::nullopt;
 }
 
+// An array of token ids (integers in [0, 2^31)), sorted and unique; `out`
+// untouched when absent.
+Check read_token_ids(const json::Value& body, const char* name, std::vector<int64_t>& out) {
+  const json::Value* ids = checks::present(body, name);
+  if (!ids) return std::nullopt;
+  if (!ids->is_array()) return checks::wrong_type(name, "an array of token ids", *ids);
+  for (const auto& id : ids->as_array()) {
+    const std::optional<int64_t> value = checks::integral_int64(id);
+    if (!value || *value < 0 || *value > INT32_MAX)
+      return checks::bad_value(name,
+                               "expected token ids (integers from 0 to 2147483647), but got " + json::dump(id) + ".");
+    out.push_back(*value);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return std::nullopt;
+}
+
+// vLLM's allowed_token_ids, bad_words, truncate_prompt_tokens and
+// return_tokens_as_token_ids.
+Check read_token_options(const json::Value& body, ChatRequest& req) {
+  std::optional<int64_t> truncate;
+  if (auto e = checks::read_integer(body, "truncate_prompt_tokens", "truncate_prompt_tokens", -1, kMaxInt, truncate))
+    return e;
+  if (truncate == 0)
+    return checks::bad_value("truncate_prompt_tokens", "expected -1 or a count of at least 1, but got 0.");
+  req.truncate_prompt_tokens = truncate;
+  std::optional<bool> as_ids;
+  if (auto e = checks::read_bool(body, "return_tokens_as_token_ids", "return_tokens_as_token_ids", as_ids)) return e;
+  req.return_tokens_as_token_ids = as_ids.value_or(false);
+  if (auto e = read_token_ids(body, "allowed_token_ids", req.allowed_token_ids)) return e;
+  const json::Value* words = checks::present(body, "bad_words");
+  if (!words) return std::nullopt;
+  if (!words->is_array()) return checks::wrong_type("bad_words", "an array of strings", *words);
+  for (const auto& word : words->as_array()) {
+    if (!word.is_string()) return checks::wrong_type("bad_words", "an array of strings", word);
+    if (word.as_string().find_first_not_of(" \t\n\r") == std::string::npos)
+      return checks::bad_value("bad_words", "entries must not be empty or only spaces.");
+    req.bad_words.push_back(word.as_string());
+  }
+  std::sort(req.bad_words.begin(), req.bad_words.end());
+  req.bad_words.erase(std::unique(req.bad_words.begin(), req.bad_words.end()), req.bad_words.end());
+  return std::nullopt;
+}
+
+// vLLM's extensions on how a choice ends. Needs read_sampling first (max_tokens).
+Check read_stop_controls(const json::Value& body, ChatRequest& req) {
+  std::optional<int64_t> min_tokens;
+  if (auto e = checks::read_integer(body, "min_tokens", "min_tokens", 0, kMaxInt, min_tokens)) return e;
+  req.min_tokens = min_tokens.value_or(0);
+  if (req.max_tokens && req.min_tokens > *req.max_tokens)
+    return checks::bad_value("min_tokens", "must be at most max_tokens (" + std::to_string(*req.max_tokens) +
+                                               "), but got " + std::to_string(req.min_tokens) + ".");
+  std::optional<bool> flag;
+  if (auto e = checks::read_bool(body, "ignore_eos", "ignore_eos", flag)) return e;
+  req.ignore_eos = flag.value_or(false);
+  flag.reset();
+  if (auto e = checks::read_bool(body, "include_stop_str_in_output", "include_stop_str_in_output", flag)) return e;
+  req.include_stop_str_in_output = flag.value_or(false);
+  flag.reset();
+  if (auto e = checks::read_bool(body, "skip_special_tokens", "skip_special_tokens", flag)) return e;
+  req.skip_special_tokens = flag.value_or(true);
+  return read_token_ids(body, "stop_token_ids", req.stop_token_ids);
+}
+
 // Token ids are non-empty decimal digit strings.
 std::optional<int64_t> token_id(const std::string& s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -219,7 +284,18 @@ Check read_response_format(const json::Value& body, ChatRequest& req) {
   return std::nullopt;
 }
 
-Check read_chat_template_kwargs(const json::Value& body, ChatRequest& req) {
+// chat_template_kwargs, add_generation_prompt, continue_final_message.
+Check read_template_options(const json::Value& body, ChatRequest& req) {
+  std::optional<bool> flag;
+  if (auto e = checks::read_bool(body, "add_generation_prompt", "add_generation_prompt", flag)) return e;
+  req.add_generation_prompt = flag.value_or(true);
+  flag.reset();
+  if (auto e = checks::read_bool(body, "continue_final_message", "continue_final_message", flag)) return e;
+  req.continue_final_message = flag.value_or(false);
+  if (req.continue_final_message && req.add_generation_prompt)
+    return checks::bad_value("continue_final_message",
+                             "cannot be true while add_generation_prompt is true (its default); set "
+                             "add_generation_prompt to false.");
   const json::Value* kwargs = checks::present(body, "chat_template_kwargs");
   if (!kwargs) return std::nullopt;
   if (auto e = check_template_kwargs(*kwargs, "chat_template_kwargs")) return e;
@@ -288,10 +364,11 @@ ParseResult parse_chat_request(std::string_view body) {
     error = checks::missing("messages");
   } else if (!(error = read_model(root, req)) && !(error = parse_messages(*messages, req.messages)) &&
              !(error = read_sampling(root, req)) && !(error = read_stop(root, req)) &&
+             !(error = read_stop_controls(root, req)) && !(error = read_token_options(root, req)) &&
              !(error = read_logit_bias(root, req)) && !(error = read_logprobs(root, req)) &&
              !(error = read_stream(root, req)) && !(error = read_tools(root, req)) &&
              !(error = check_legacy_functions(root)) && !(error = read_response_format(root, req)) &&
-             !(error = read_chat_template_kwargs(root, req)) && !(error = read_cache(root, req)) &&
+             !(error = read_template_options(root, req)) && !(error = read_cache(root, req)) &&
              !(error = read_other(root, req))) {
     req.raw = std::move(root);
     result.request = std::move(req);

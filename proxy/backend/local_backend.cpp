@@ -49,6 +49,9 @@ engine::SamplingParams sampling_params(const BackendRequest& r) {
   p.frequency_penalty = r.chat.frequency_penalty;
   p.min_p = r.chat.min_p;
   p.repetition_penalty = r.chat.repetition_penalty;
+  p.min_tokens = r.chat.min_tokens;
+  // Ids fit int32 (the parser's range); check_supported() refuses those past the vocabulary.
+  p.allowed_ids.assign(r.chat.allowed_token_ids.begin(), r.chat.allowed_token_ids.end());
   for (const auto& [id, bias] : r.chat.logit_bias) p.logit_bias.emplace_back(static_cast<int32_t>(id), bias);
   p.seed = r.seed;
   p.n = static_cast<int>(r.chat.n);
@@ -74,6 +77,35 @@ json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
     out.emplace_back(std::move(o));
   }
   return json::Value(std::move(out));
+}
+
+std::vector<std::vector<int32_t>> bad_word_ids(const tok::Tokenizer& tokenizer, const std::vector<std::string>& words) {
+  std::vector<std::vector<int32_t>> out;
+  for (const std::string& word : words) {
+    const size_t start = word.find_first_not_of(" \t\n\r");
+    if (start == std::string::npos) continue;  // the parser refuses such words
+    const std::string_view bare = std::string_view(word).substr(start);
+    std::vector<int32_t> plain = tokenizer.encode(bare, false);
+    if (plain.empty()) continue;
+    // With a leading space the word may be other tokens: its form inside a
+    // text. Kept when it is a different word token of the same length, as
+    // vLLM keeps it.
+    std::vector<int32_t> spaced = tokenizer.encode(" " + std::string(bare), false);
+    const bool distinct = !spaced.empty() && spaced.size() == plain.size() && spaced[0] != plain[0];
+    out.push_back(std::move(plain));
+    if (distinct) out.push_back(std::move(spaced));
+  }
+  return out;
+}
+
+std::optional<api::ApiError> render_prompt(const engine::PromptBuilder& prompts, const json::Value& messages,
+                                          const PromptOptions& options, std::string& prompt) {
+  if (auto e = prompts.render(messages, options.add_generation_prompt, options.tools, prompt, options.variables))
+    return to_api_error(*e);
+  if (options.continue_final_message) {
+    if (auto e = engine::PromptBuilder::cut_after_final_message(messages, prompt)) return to_api_error(*e);
+  }
+  return std::nullopt;
 }
 
 api::ApiError to_api_error(const engine::EngineError& e) {
@@ -110,16 +142,28 @@ std::unique_ptr<GenerationHandle> LocalBackend::generate(std::shared_ptr<const B
                                                          std::shared_ptr<GenerationSink> sink, api::ApiError* error) {
   const auto& chat = request->chat;
   std::string prompt;
-  if (auto e = engine_->prompts().render(template_messages(chat.messages), true, chat.tools, prompt,
-                                         chat.chat_template_kwargs)) {
-    *error = to_api_error(*e);
+  const PromptOptions options{chat.add_generation_prompt, chat.continue_final_message, chat.tools,
+                              chat.chat_template_kwargs};
+  if (auto e = render_prompt(engine_->prompts(), template_messages(chat.messages), options, prompt)) {
+    *error = std::move(*e);
     return nullptr;
   }
   engine::EngineJob job;
   job.prompt = engine_->prompts().encode(prompt);
+  if (chat.truncate_prompt_tokens) {  // keep the last k tokens
+    const int64_t k = *chat.truncate_prompt_tokens < 0 ? engine_->max_positions() : *chat.truncate_prompt_tokens;
+    if (static_cast<int64_t>(job.prompt.size()) > k) job.prompt.erase(job.prompt.begin(), job.prompt.end() - k);
+  }
   job.max_tokens = request->max_tokens;  // the engine clips it to the context window
   job.sampling = sampling_params(*request);
+  job.sampling.bad_words = bad_word_ids(*engine_->tokenizer(), chat.bad_words);
   job.stop = chat.stop;
+  // Ids fit int32 (the parser's range); the engine refuses those past its vocabulary.
+  job.stop_token_ids.assign(chat.stop_token_ids.begin(), chat.stop_token_ids.end());
+  job.ignore_eos = chat.ignore_eos;
+  job.include_stop = chat.include_stop_str_in_output;
+  job.skip_special = chat.skip_special_tokens;
+  job.logprob_token_ids = chat.return_tokens_as_token_ids;
   job.tenant = request->tenant;
   job.sink = std::make_shared<SinkAdapter>(std::move(sink));
   job.cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -153,6 +197,17 @@ std::optional<api::ApiError> LocalBackend::check_supported(const api::ChatReques
                                                       "' is not a token id of this model (0.." +
                                                       std::to_string(vocab - 1) + ").");
   }
+  auto past_vocabulary = [vocab](const char* param, const std::vector<int64_t>& ids) -> std::optional<api::ApiError> {
+    for (const int64_t id : ids) {
+      if (id >= vocab)
+        return api::ApiError::invalid(param, "Invalid '" + std::string(param) + "': " + std::to_string(id) +
+                                                 " is not a token id of this model (0.." +
+                                                 std::to_string(vocab - 1) + ").");
+    }
+    return std::nullopt;
+  };
+  if (auto e = past_vocabulary("stop_token_ids", request.stop_token_ids)) return e;
+  if (auto e = past_vocabulary("allowed_token_ids", request.allowed_token_ids)) return e;
   return unsupported_option(request);
 }
 
@@ -173,15 +228,20 @@ std::pair<int, std::string> LocalBackend::call(const std::string& path, const st
     if (auto e = api::parse_messages(*messages, parsed)) return e;
     if (auto e = unreadable_part(parsed)) return e;
     const json::Value* agp = req.find("add_generation_prompt");
-    bool add = agp && agp->is_bool() ? agp->as_bool() : true;
-    const json::Value* tools = req.find("tools");
+    const json::Value* cfm = req.find("continue_final_message");
+    PromptOptions options;
+    options.add_generation_prompt = agp && agp->is_bool() ? agp->as_bool() : true;
+    options.continue_final_message = cfm && cfm->is_bool() && cfm->as_bool();
+    if (options.continue_final_message && options.add_generation_prompt)
+      return api::ApiError::invalid("continue_final_message",
+                                    "continue_final_message needs add_generation_prompt set to false");
+    if (const json::Value* tools = req.find("tools")) options.tools = *tools;
     const json::Value* kwargs = req.find("chat_template_kwargs");
-    if (kwargs && !kwargs->is_null())
+    if (kwargs && !kwargs->is_null()) {
       if (auto e = api::check_template_kwargs(*kwargs, "chat_template_kwargs")) return e;
-    if (auto e = prompts.render(template_messages(parsed), add, tools ? *tools : json::Value(), prompt,
-                                kwargs ? *kwargs : json::Value()))
-      return to_api_error(*e);
-    return std::nullopt;
+      options.variables = *kwargs;
+    }
+    return render_prompt(prompts, template_messages(parsed), options, prompt);
   };
 
   if (path == "/tokenize") {

@@ -45,7 +45,25 @@ engine::SamplingParams sampling_params(const BackendRequest& request);
 // Messages as the chat template reads them: text content (non-text parts
 // cannot be seen by a text model), name, tool_calls, tool_call_id.
 json::Value template_messages(const std::vector<api::ChatMessage>& messages);
+// vLLM's bad_words as token id sequences: each word without its leading
+// spaces, and, when it tokenizes to as many ids of another first word
+// token, with one leading space (its form inside a text).
+std::vector<std::vector<int32_t>> bad_word_ids(const tok::Tokenizer& tokenizer, const std::vector<std::string>& words);
 // An engine error as the client sees it: its status, type, param and code.
 api::ApiError to_api_error(const engine::EngineError& error);
+
+// How messages become a prompt: with the assistant header or not, the
+// final message continued or not, tools and extra template variables (null
+// when absent).
+struct PromptOptions {
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
+  json::Value tools;
+  json::Value variables;
+};
+// `messages` (template_messages()) rendered by the model's template, as
+// generation and the text endpoints do; a template failure as an ApiError.
+std::optional<api::ApiError> render_prompt(const engine::PromptBuilder& prompts, const json::Value& messages,
+                                           const PromptOptions& options, std::string& prompt);
 
 }  // namespace reprox

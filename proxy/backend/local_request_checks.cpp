@@ -9,50 +9,38 @@ namespace {
 
 // What a vLLM extension's value must be for the engine to answer as vLLM
 // would without it.
-enum class Neutral { kNone, kFalse, kTrue, kZero, kOne, kEmpty };
+enum class Neutral { kNone, kFalse, kTrue, kOne };
 
 struct Extension {
   const char* name;
   Neutral neutral;
 };
 
-// vLLM's chat completion extensions the engine does not implement. (top_k,
-// min_p, repetition_penalty and chat_template_kwargs it does; they are
-// fields of the request.)
+// vLLM's chat completion extensions the engine does not implement. (Those
+// it does, from top_k to truncate_prompt_tokens, are fields of the request.
+// spaces_between_special_tokens changes nothing: tokenizer.json decoding
+// ignores it, as Hugging Face's fast tokenizers and vLLM's detokenizer for
+// them do.)
 constexpr Extension kExtensions[] = {
     {"length_penalty", Neutral::kOne},
-    {"min_tokens", Neutral::kZero},
-    {"ignore_eos", Neutral::kFalse},
-    {"stop_token_ids", Neutral::kEmpty},
-    {"include_stop_str_in_output", Neutral::kFalse},
-    {"skip_special_tokens", Neutral::kTrue},
-    {"spaces_between_special_tokens", Neutral::kTrue},
     {"use_beam_search", Neutral::kFalse},
-    {"truncate_prompt_tokens", Neutral::kNone},
     {"prompt_logprobs", Neutral::kNone},
-    {"allowed_token_ids", Neutral::kEmpty},
-    {"bad_words", Neutral::kEmpty},
     {"guided_json", Neutral::kNone},
     {"guided_regex", Neutral::kNone},
     {"guided_choice", Neutral::kNone},
     {"guided_grammar", Neutral::kNone},
     {"structural_tag", Neutral::kNone},
     {"echo", Neutral::kFalse},
-    {"add_generation_prompt", Neutral::kTrue},
-    {"continue_final_message", Neutral::kFalse},
     {"chat_template", Neutral::kNone},
     {"documents", Neutral::kNone},
     {"logits_processors", Neutral::kNone},
-    {"return_tokens_as_token_ids", Neutral::kFalse},
 };
 
 bool is_neutral(const json::Value& v, Neutral neutral) {
   switch (neutral) {
     case Neutral::kFalse: return v.is_bool() && !v.as_bool();
     case Neutral::kTrue: return v.is_bool() && v.as_bool();
-    case Neutral::kZero: return v.is_number() && v.as_double() == 0.0;
     case Neutral::kOne: return v.is_number() && v.as_double() == 1.0;
-    case Neutral::kEmpty: return v.is_array() && v.as_array().empty();
     case Neutral::kNone: return false;
   }
   return false;

@@ -18,11 +18,11 @@ std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>
 // The first option that asks for what the engine cannot give: tool or
 // function calls, structured output, audio, a web search, and vLLM's
 // sampling and decoding extensions it does not implement (guided_json,
-// min_tokens, ignore_eos, ...) when set to anything but their neutral
-// value. Options that cannot change a text answer (tool_choice "none" or
-// "auto" without tools, prediction, store, metadata, ignore_eos false,
-// ...) pass; so do min_p and repetition_penalty, which the engine
-// implements.
+// continue_final_message, bad_words, ...) when set to anything but their
+// neutral value. Options that cannot change a text answer (tool_choice
+// "none" or "auto" without tools, prediction, store, metadata, echo false,
+// ...) pass; so do the extensions the engine implements (min_p,
+// repetition_penalty, min_tokens, ignore_eos, stop_token_ids, ...).
 std::optional<api::ApiError> unsupported_option(const api::ChatRequest& request);
 
 }  // namespace reprox

@@ -92,6 +92,75 @@ test('chat_template_kwargs reach the template and the key', async () => {
   });
 });
 
+// vLLM's stop controls as extra body fields, as vLLM's benchmark clients
+// send ignore_eos. A +100 logit_bias on eos makes the model end at once.
+test('ignore_eos, skip_special_tokens, stop_token_ids and min_tokens', async () => {
+  const model = (await client.models.list()).data[0].id;
+  const root = client.baseURL.replace(/\/v1$/, '');
+  const tokenize = async (prompt) => (await (await fetch(root + '/tokenize', {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt }) })).json()).tokens;
+  const [eos] = await tokenize('<|im_end|>');
+  const body = { model, messages, max_tokens: 6, temperature: 0, logit_bias: { [eos]: 100 } };
+  const ended = await client.chat.completions.create(body);
+  assert.equal(ended.choices[0].finish_reason, 'stop');
+  assert.equal(ended.usage.completion_tokens, 1);
+  const ignored = await client.chat.completions.create({ ...body, ignore_eos: true }).withResponse();
+  assert.equal(ignored.data.choices[0].finish_reason, 'length');
+  assert.equal(ignored.data.usage.completion_tokens, 6);
+  assert.equal(ignored.data.choices[0].message.content, '');
+  const shown = await client.chat.completions.create({ ...body, ignore_eos: true, skip_special_tokens: false });
+  assert.equal(shown.choices[0].message.content, '<|im_end|>'.repeat(6));
+  const again = await client.chat.completions.create({ ...body, ignore_eos: true }).withResponse();
+  assert.equal(again.response.headers.get('x-reprox-cache'), 'hit');
+  assert.equal(again.response.headers.get('x-reprox-key'), ignored.response.headers.get('x-reprox-key'));
+  // min_tokens holds eos back; the stream says the same.
+  const held = await client.chat.completions.create({ ...body, min_tokens: 3 });
+  assert.equal(held.usage.completion_tokens, 4);
+  assert.equal(held.choices[0].finish_reason, 'stop');
+  let streamed = '';
+  for await (const chunk of await client.chat.completions.create({ ...body, min_tokens: 3, stream: true, seed: 7 }))
+    streamed += chunk.choices[0]?.delta?.content ?? '';
+  assert.equal(streamed, held.choices[0].message.content, 'greedy: the seed does not matter');
+  // A stop id ends the answer, without its text unless include_stop_str_in_output.
+  const [hello] = await tokenize('Hello');
+  const biased = { model, messages, max_tokens: 6, temperature: 0, logit_bias: { [hello]: 100 } };
+  assert.equal((await client.chat.completions.create(biased)).choices[0].message.content, 'Hello'.repeat(6));
+  const cut = await client.chat.completions.create({ ...biased, stop_token_ids: [hello] });
+  assert.equal(cut.choices[0].finish_reason, 'stop');
+  assert.equal(cut.choices[0].message.content, '');
+  const kept = await client.chat.completions.create({ ...biased, stop_token_ids: [hello],
+                                                      include_stop_str_in_output: true });
+  assert.equal(kept.choices[0].message.content, 'Hello');
+  await assert.rejects(client.chat.completions.create({ ...body, min_tokens: 7 }), (e) => {
+    assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+    assert.equal(e.param, 'min_tokens');
+    return true;
+  });
+});
+
+// Prefilling the answer: the model continues the final assistant message,
+// on the prompt /apply-template shows.
+test('continue_final_message continues the final message', async () => {
+  const model = (await client.models.list()).data[0].id;
+  const root = client.baseURL.replace(/\/v1$/, '');
+  const started = [...messages, { role: 'assistant', content: 'My favourite colour is' }];
+  const extra = { add_generation_prompt: false, continue_final_message: true };
+  const { prompt } = await (await fetch(root + '/apply-template', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: started, ...extra }) })).json();
+  assert.ok(prompt.endsWith('My favourite colour is'), prompt);
+  const { count } = await (await fetch(root + '/tokenize', {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt }) })).json();
+  const continued = await client.chat.completions.create({ model, messages: started, max_tokens: 4, ...extra });
+  assert.equal(continued.usage.prompt_tokens, count);
+  await assert.rejects(client.chat.completions.create({ model, messages: started, continue_final_message: true }),
+    (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+      assert.equal(e.param, 'continue_final_message');
+      return true;
+    });
+});
+
 test('an image part is a BadRequestError naming it, not an answer to the text alone', async () => {
   const model = (await client.models.list()).data[0].id;
   const content = [{ type: 'text', text: 'What is in this picture?' },

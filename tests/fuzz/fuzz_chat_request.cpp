@@ -28,6 +28,15 @@ void check_accepted(std::string_view body, const ChatRequest& r) {
   FUZZ_CHECK(r.n >= 1, "n is at least 1");
   FUZZ_CHECK(r.temperature >= 0, "temperature is not negative");
   FUZZ_CHECK(!r.logprobs ? r.top_logprobs == 0 : true, "top_logprobs needs logprobs");
+  FUZZ_CHECK(r.min_tokens >= 0 && (!r.max_tokens || r.min_tokens <= *r.max_tokens), "min_tokens within max_tokens");
+  for (size_t i = 0; i < r.stop_token_ids.size(); ++i)
+    FUZZ_CHECK(r.stop_token_ids[i] >= 0 && r.stop_token_ids[i] <= INT32_MAX &&
+                   (i == 0 || r.stop_token_ids[i - 1] < r.stop_token_ids[i]),
+               "stop_token_ids are int32 ids, sorted and unique");
+  FUZZ_CHECK(!r.truncate_prompt_tokens || *r.truncate_prompt_tokens == -1 || *r.truncate_prompt_tokens >= 1,
+             "truncate_prompt_tokens is -1 or a count");
+  FUZZ_CHECK(!(r.continue_final_message && r.add_generation_prompt),
+             "continue_final_message needs add_generation_prompt false");
   for (const auto& m : r.messages) FUZZ_CHECK(!m.role.empty(), "every message has a role");
   auto again = reprox::api::parse_chat_request(body);
   FUZZ_CHECK(again.ok(), "parsing is deterministic");

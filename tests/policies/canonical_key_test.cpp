@@ -129,6 +129,40 @@ TEST(CanonicalKey, MinPAndRepetitionPenaltyOnlyWhenNotNeutral) {
             key_of(base + R"(,"temperature":0})").key);
 }
 
+// How a choice ends and how the prompt is rendered (vLLM's extensions):
+// keyed by name when not neutral; stop_token_ids as a set.
+TEST(CanonicalKey, StopAndPromptControlsOnlyWhenNotNeutral) {
+  const std::string base = R"({"messages":[{"role":"user","content":"hi"}])";
+  const KeyResult plain = key_of(base + "}");
+  EXPECT_EQ(key_of(base + R"(,"min_tokens":0,"ignore_eos":false,"stop_token_ids":[],)"
+                          R"("include_stop_str_in_output":false,"skip_special_tokens":true})")
+                .key,
+            plain.key);
+  EXPECT_EQ(key_of(base + R"(,"add_generation_prompt":true,"continue_final_message":false})").key, plain.key);
+  EXPECT_EQ(key_of(base + R"(,"allowed_token_ids":[],"bad_words":[],"return_tokens_as_token_ids":false})").key,
+            plain.key);
+  EXPECT_EQ(key_of(base + R"(,"bad_words":["b","a","b"]})").key, key_of(base + R"(,"bad_words":["a","b"]})").key);
+  for (const char* member : {R"("min_tokens":3)", R"("ignore_eos":true)", R"("stop_token_ids":[7,2])",
+                             R"("include_stop_str_in_output":true)", R"("skip_special_tokens":false)",
+                             R"("add_generation_prompt":false)", R"("allowed_token_ids":[5])",
+                             R"("bad_words":["no"])", R"("truncate_prompt_tokens":-1)",
+                             R"("return_tokens_as_token_ids":true)"}) {
+    const KeyResult k = key_of(base + "," + member + "}");
+    EXPECT_NE(k.key, plain.key) << member;
+  }
+  EXPECT_NE(key_of(base + R"(,"add_generation_prompt":false,"continue_final_message":true})").key,
+            key_of(base + R"(,"add_generation_prompt":false})").key);
+  const KeyResult ids = key_of(base + R"(,"stop_token_ids":[7,2,7]})");
+  EXPECT_EQ(ids.key, key_of(base + R"(,"stop_token_ids":[2,7]})").key);
+  EXPECT_NE(ids.canonical.find(R"("stop_token_ids":[2,7])"), std::string::npos) << ids.canonical;
+  // Upstream keys hold them by name too, not among the other fields.
+  KeyContext upstream = base_context();
+  upstream.key_other_fields = true;
+  const KeyResult forwarded = testing::key_in(base + R"(,"ignore_eos":true})", upstream);
+  EXPECT_EQ(forwarded.canonical.find("\"other\""), std::string::npos) << forwarded.canonical;
+  EXPECT_EQ(forwarded.key, key_of(base + R"(,"ignore_eos":true})").key);
+}
+
 TEST(CanonicalKey, AbsentMessageFieldsAreOmittedNotNull) {
   KeyResult k = key_of(
       R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]})");

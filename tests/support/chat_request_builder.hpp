@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proxy/backend/backend.hpp"
@@ -23,6 +24,13 @@ struct Sampling {
   int64_t max_tokens = 16;
   int64_t seed = 1;
   std::vector<std::string> stop;
+  std::vector<std::pair<int64_t, double>> logit_bias;  // sorted by id
+  int64_t min_tokens = 0;
+  bool ignore_eos = false;
+  std::vector<int64_t> stop_token_ids;  // sorted, unique
+  bool include_stop = false;
+  std::vector<int64_t> allowed_token_ids;  // sorted, unique
+  std::vector<std::string> bad_words;      // sorted, unique
 };
 
 inline api::ChatMessage chat_message(const std::string& role, const std::string& content) {
@@ -48,6 +56,13 @@ inline std::shared_ptr<BackendRequest> chat_request(const std::string& model_id,
   r->chat.top_logprobs = s.top_logprobs;
   r->chat.n = s.n;
   r->chat.stop = s.stop;
+  r->chat.logit_bias = s.logit_bias;
+  r->chat.min_tokens = s.min_tokens;
+  r->chat.ignore_eos = s.ignore_eos;
+  r->chat.stop_token_ids = s.stop_token_ids;
+  r->chat.include_stop_str_in_output = s.include_stop;
+  r->chat.allowed_token_ids = s.allowed_token_ids;
+  r->chat.bad_words = s.bad_words;
   r->model_id = model_id;
   r->seed = s.seed;
   r->max_tokens = s.max_tokens;

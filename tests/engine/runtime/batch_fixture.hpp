@@ -38,6 +38,18 @@ inline Sampling random_sampling(std::mt19937& rng) {
   if (pick(6) == 0) s.stop = {"e", "the"};
   s.min_p = pick(5) == 0 ? 0.08 : 0.0;
   s.repetition_penalty = pick(5) == 0 ? 1.3 : 1.0;
+  // vLLM's stop controls: "." (id 13) made likely and ending the choice,
+  // held back for the first tokens, kept in the text.
+  if (pick(4) == 0) {
+    s.logit_bias = {{13, 6.0}};
+    s.stop_token_ids = {13};
+    s.include_stop = pick(2) == 0;
+  }
+  s.min_tokens = pick(4) == 0 ? pick(static_cast<int>(s.max_tokens)) : 0;
+  s.ignore_eos = pick(6) == 0;
+  if (pick(8) == 0) s.bad_words = {"e", "the"};
+  if (pick(10) == 0)
+    for (int64_t id = 0; id < 64; ++id) s.allowed_token_ids.push_back(id);
   return s;
 }
 

@@ -20,17 +20,23 @@ struct Run {
   std::string finish;
 };
 
-// Feeds the tokens of `text` one by one; finishes with "length" unless a stop matched.
-Run emit(const std::string& text, std::vector<std::string> stop, bool logprobs = false) {
-  ChoiceEmitter em(qwen3(), 0, std::move(stop), logprobs);
+// Feeds the tokens of `text` one by one; finishes with "length" unless a
+// stop matched. `text` may hold special tokens; the first `unarmed` tokens
+// may not end a stop string.
+Run emit(const std::string& text, std::vector<std::string> stop, bool logprobs = false, EmitterOptions o = {},
+         size_t unarmed = 0) {
+  o.stop = std::move(stop);
+  o.logprobs = logprobs;
+  ChoiceEmitter em(qwen3(), 0, std::move(o));
   Run r;
-  for (int32_t id : qwen3()->encode(text, false)) {
+  size_t index = 0;
+  for (int32_t id : qwen3()->encode(text, true)) {
     SampleResult s;
     s.token = id;
     s.logprob = -0.5f;
     s.top_logprobs = {{id, -0.5f}};
     bool stopped = false;
-    if (auto e = em.token(id, s, &stopped)) r.events.push_back(*e);
+    if (auto e = em.token(id, s, &stopped, index++ >= unarmed)) r.events.push_back(*e);
     if (stopped) break;
   }
   if (r.events.empty() || r.events.back().finish_reason.empty()) r.events.push_back(em.finish("length"));
@@ -76,6 +82,32 @@ TEST(ChoiceEmitter, TextThatMightStartAStopIsHeldThenReleasedAtTheEnd) {
   EXPECT_EQ(r.finish, "length");
   // "xy" could still become "xyz", so it is only in the finishing event.
   EXPECT_NE(r.events.back().delta.content.find("xy"), std::string::npos);
+}
+
+TEST(ChoiceEmitter, IncludeStopKeepsTheMatchedStopString) {
+  EmitterOptions o;
+  o.include_stop = true;
+  auto r = emit("Hello world, goodbye", {"o w"}, false, o);
+  EXPECT_EQ(r.text, "Hello w");
+  EXPECT_EQ(r.finish, "stop");
+}
+
+TEST(ChoiceEmitter, SpecialTokensHaveTextOnlyWhenNotSkipped) {
+  EXPECT_EQ(emit("a<|im_end|>b", {}).text, "ab");
+  EmitterOptions o;
+  o.skip_special = false;
+  EXPECT_EQ(emit("a<|im_end|>b", {}, false, o).text, "a<|im_end|>b");
+}
+
+// min_tokens: a stop string cannot end in the first tokens' text.
+TEST(ChoiceEmitter, AStopStringCannotEndInUnarmedTokens) {
+  ASSERT_EQ(qwen3()->encode("one", false).size(), 1u);
+  auto early = emit("one two three", {"one"}, false, {}, 1);
+  EXPECT_EQ(early.text, "one two three");
+  EXPECT_EQ(early.finish, "length");
+  auto later = emit("one two one three", {"one"}, false, {}, 1);
+  EXPECT_EQ(later.text, "one two ");
+  EXPECT_EQ(later.finish, "stop");
 }
 
 TEST(ChoiceEmitter, LogprobsHaveOneEntryPerTokenAndAreValidJson) {

@@ -32,6 +32,11 @@ Sampling mixed_sampling(int i) {
   s.presence_penalty = (i % 7 == 3) ? 0.5 : 0.0;
   s.repetition_penalty = (i % 5 == 1) ? 1.25 : 1.0;  // over the prompt too: reused KV must not change it
   s.min_p = (i % 4 == 2) ? 0.05 : 0.0;
+  if (i % 5 == 3) {  // "." likely, ending the choice after at least 3 tokens
+    s.logit_bias = {{13, 5.0}};
+    s.stop_token_ids = {13};
+    s.min_tokens = 3;
+  }
   s.logprobs = i % 2 == 0;
   s.top_logprobs = s.logprobs ? i % 3 : 0;
   s.n = (i % 6 == 5) ? 2 : 1;

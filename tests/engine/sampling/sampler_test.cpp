@@ -327,6 +327,68 @@ TEST(Sampler, RepetitionPenaltyCoversThePromptAndTheCompletion) {
   EXPECT_TRUE(Sampler(params, 3, 0, {0}).argmax_decides());
 }
 
+// min_tokens holds back end_ids for the first min_tokens draws only, after
+// logprobs are taken, and keeps the device argmax off meanwhile.
+TEST(Sampler, MinTokensHoldsBackEndIdsForItsFirstDraws) {
+  SamplingParams params;
+  params.temperature = 0.0;
+  params.min_tokens = 2;
+  params.end_ids = {0, 99};  // 99 is outside the vocabulary: ignored
+  const std::vector<float> logits{3.0f, 1.0f, 2.0f};
+  Sampler sampler(params, 3, 0);
+  SampleResult result;
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(sampler.argmax_decides(), i >= 2) << i;
+    ASSERT_EQ(sampler.sample(logits.data(), &result), SampleStatus::kOk);
+    ids.push_back(result.token);
+  }
+  EXPECT_EQ(ids, (std::vector<int32_t>{2, 2, 0}));
+  // Sampled too: id 0 (weight e^3 against e^1 + e^2) never comes first.
+  params.temperature = 1.0;
+  params.min_tokens = 1;
+  params.logprobs = true;
+  params.top_logprobs = 1;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    params.seed = seed;
+    Sampler s(params, 3, 0);
+    ASSERT_EQ(s.sample(logits.data(), &result), SampleStatus::kOk);
+    EXPECT_NE(result.token, 0) << seed;
+    // Logprobs are the raw distribution's: id 0 is still the most likely.
+    ASSERT_EQ(result.top_logprobs.size(), 1u);
+    EXPECT_EQ(result.top_logprobs[0].id, 0);
+  }
+  // Without end ids nothing is held back and the argmax decides.
+  SamplingParams none;
+  none.temperature = 0.0;
+  none.min_tokens = 5;
+  EXPECT_TRUE(Sampler(none, 3, 0).argmax_decides());
+}
+
+// allowed_ids keeps only its ids; a bad_words sequence bans its last id
+// after the ids before it, a one-id word always.
+TEST(Sampler, AllowedIdsAndBadWordsMaskTheDraw) {
+  const std::vector<float> logits{3.0f, 2.0f, 1.0f, 0.0f};
+  SamplingParams params;
+  params.temperature = 0.0;
+  params.allowed_ids = {1, 3};
+  EXPECT_EQ(run(params, logits, 2), (std::vector<int32_t>{1, 1}));
+  EXPECT_FALSE(Sampler(params, 4, 0).argmax_decides());
+  params.temperature = 1.0;
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    params.seed = seed;
+    for (int32_t id : run(params, logits, 3)) EXPECT_TRUE(id == 1 || id == 3) << seed;
+  }
+
+  SamplingParams words;
+  words.temperature = 0.0;
+  words.bad_words = {{2}, {0, 0}};  // never 2; never 0 right after 0
+  EXPECT_EQ(run(words, logits, 4), (std::vector<int32_t>{0, 1, 0, 1}));
+  EXPECT_FALSE(Sampler(words, 4, 0).argmax_decides());
+  words.bad_words = {{0}};
+  EXPECT_EQ(run(words, logits, 2), (std::vector<int32_t>{1, 1}));
+}
+
 TEST(Sampler, LogprobsAreTheRawBiasedLogSoftmax) {
   constexpr int32_t kVocab = 5000;
   auto logits = random_logits(kVocab, 8, -8.0f, 8.0f);

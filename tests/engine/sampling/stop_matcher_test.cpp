@@ -97,5 +97,45 @@ TEST(StopMatcher, ResultDoesNotDependOnHowTextIsCut) {
   }
 }
 
+// keep_match (include_stop_str_in_output): the sent text ends with the
+// winning match; what follows it is still dropped.
+TEST(StopMatcher, KeepMatchSendsTheStopString) {
+  StopMatcher matcher({"END", "."}, /*keep_match=*/true);
+  EXPECT_EQ(matcher.feed("one E").text, "one ");
+  const auto output = matcher.feed("ND. two");
+  EXPECT_TRUE(output.stopped);
+  EXPECT_EQ(output.text, "END");
+  EXPECT_EQ(matcher.matched_stop(), "END");
+}
+
+// may_end false (min_tokens): no match may end in that piece; one that
+// starts there and ends in a later piece counts, as in vLLM's check.
+TEST(StopMatcher, NoMatchEndsInAPieceThatMayNotEnd) {
+  StopMatcher early({"ab"});
+  auto out = early.feed("xab", /*may_end=*/false);
+  EXPECT_FALSE(out.stopped);
+  EXPECT_EQ(out.text, "xab");
+  out = early.feed("yab");
+  EXPECT_TRUE(out.stopped);
+  EXPECT_EQ(out.text, "y");
+
+  StopMatcher across({"abc"});
+  EXPECT_EQ(across.feed("xa", false).text, "x");
+  EXPECT_EQ(across.feed("b", false).text, "");  // "ab" is held: it may still end in a later piece
+  out = across.feed("c!");
+  EXPECT_TRUE(out.stopped);
+  EXPECT_EQ(out.text, "");
+
+  // The earliest match that ends in an armed piece wins, not an earlier
+  // one inside the unarmed text.
+  StopMatcher both({"a", "bc"});
+  out = both.feed("aa", false);
+  EXPECT_FALSE(out.stopped);
+  EXPECT_EQ(out.text, "aa");
+  out = both.feed("bca");
+  EXPECT_TRUE(out.stopped);
+  EXPECT_EQ(both.matched_stop(), "bc");
+}
+
 }  // namespace
 }  // namespace reprox::engine

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <future>
 #include <limits>
+#include <thread>
 
 #include "engine/tiny/make_tiny_model.hpp"
 
@@ -216,6 +217,187 @@ TEST_F(LocalBackendTest, MinPAndRepetitionPenaltyReachTheSampler) {
   EXPECT_EQ(greedy(10.0), penalized);
 }
 
+// vLLM's stop controls. A +100 logit_bias makes the model draw a chosen id
+// every step; the tiny model's eos is Qwen3's <|im_end|>.
+TEST_F(LocalBackendTest, IgnoreEosAndSkipSpecialTokens) {
+  const auto eos = backend_->engine().tokenizer()->encode("<|im_end|>", true);
+  ASSERT_EQ(eos.size(), 1u);
+  auto r = request("hi", 5);
+  r->chat.temperature = 0;
+  r->chat.logit_bias = {{eos[0], 100.0}};
+  auto plain = run(r);
+  EXPECT_EQ(plain->text(), "");
+  EXPECT_EQ(plain->events.back().finish_reason, "stop");
+  EXPECT_EQ(plain->usage.completion_tokens, 1);
+  r->chat.ignore_eos = true;
+  auto ignored = run(r);
+  EXPECT_EQ(ignored->text(), "") << "a special token has no text";
+  EXPECT_EQ(ignored->events.back().finish_reason, "length");
+  EXPECT_EQ(ignored->usage.completion_tokens, 5);
+  r->chat.skip_special_tokens = false;
+  auto shown = run(r);
+  EXPECT_EQ(shown->text(), "<|im_end|><|im_end|><|im_end|><|im_end|><|im_end|>");
+  EXPECT_EQ(run(r)->transcript(), shown->transcript());
+}
+
+TEST_F(LocalBackendTest, StopTokenIdsEndAChoiceAsEosDoes) {
+  const auto hello = backend_->engine().tokenizer()->encode("Hello", false);
+  ASSERT_EQ(hello.size(), 1u);
+  auto r = request("hi", 8);
+  r->chat.temperature = 0;
+  r->chat.logit_bias = {{hello[0], 100.0}};
+  EXPECT_EQ(run(r)->text(), "HelloHelloHelloHelloHelloHelloHelloHello");
+  r->chat.stop_token_ids = {hello[0]};
+  auto stopped = run(r);
+  EXPECT_EQ(stopped->text(), "");
+  EXPECT_EQ(stopped->events.back().finish_reason, "stop");
+  EXPECT_EQ(stopped->usage.completion_tokens, 1);
+  r->chat.include_stop_str_in_output = true;
+  auto kept = run(r);
+  EXPECT_EQ(kept->text(), "Hello");
+  EXPECT_EQ(kept->events.back().finish_reason, "stop");
+  // min_tokens holds the stop id back for its first draws.
+  r->chat.include_stop_str_in_output = false;
+  r->chat.min_tokens = 3;
+  auto held = run(r);
+  EXPECT_EQ(held->usage.completion_tokens, 4);
+  EXPECT_EQ(held->events.back().finish_reason, "stop");
+  EXPECT_EQ(held->text().find("Hello"), std::string::npos) << held->text();
+  EXPECT_EQ(run(r)->transcript(), held->transcript());
+  // An id past the vocabulary is a 400.
+  r->chat.stop_token_ids = {1 << 30};
+  api::ApiError err;
+  EXPECT_FALSE(backend_->generate(r, std::make_shared<Collect>(), &err));
+  EXPECT_EQ(err.status, 400);
+  EXPECT_NE(err.message.find("stop_token_ids"), std::string::npos) << err.message;
+}
+
+TEST_F(LocalBackendTest, AllowedTokenIdsAndBadWords) {
+  const auto tokenizer = backend_->engine().tokenizer();
+  const auto hello = tokenizer->encode("Hello", false);
+  ASSERT_EQ(hello.size(), 1u);
+  auto r = request("hi", 3);
+  r->chat.temperature = 0;
+  r->chat.allowed_token_ids = {hello[0]};
+  EXPECT_EQ(run(r)->text(), "HelloHelloHello");
+  r->chat.allowed_token_ids = {int64_t{1} << 30};
+  auto refused = backend_->check_supported(r->chat);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->param, "allowed_token_ids");
+
+  // A word made likely everywhere never appears once it is a bad word;
+  // the answer stays the same bytes run to run.
+  r = request("hi", 8);
+  r->chat.temperature = 0.7;
+  r->chat.logit_bias = {{hello[0], 8.0}};
+  ASSERT_NE(run(r)->text().find("Hello"), std::string::npos);
+  r->chat.bad_words = {"Hello"};
+  auto clean = run(r);
+  EXPECT_EQ(clean->text().find("Hello"), std::string::npos) << clean->text();
+  EXPECT_EQ(run(r)->transcript(), clean->transcript());
+  // Both the word and its form after a space.
+  const auto ids = bad_word_ids(*tokenizer, {" Hello"});
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(ids[0], hello);
+  EXPECT_EQ(ids[1], tokenizer->encode(" Hello", false));
+}
+
+TEST_F(LocalBackendTest, TruncatePromptTokensKeepsTheLastTokens) {
+  auto r = request("one two three four five six seven eight nine ten", 2);
+  r->chat.temperature = 0;
+  const int64_t whole = run(r)->usage.prompt_tokens;
+  ASSERT_GT(whole, 8);
+  r->chat.truncate_prompt_tokens = 8;
+  EXPECT_EQ(run(r)->usage.prompt_tokens, 8);
+  r->chat.truncate_prompt_tokens = -1;  // the model's context: this prompt fits it
+  EXPECT_EQ(run(r)->usage.prompt_tokens, whole);
+}
+
+TEST_F(LocalBackendTest, ReturnTokensAsTokenIdsNamesLogprobTokensById) {
+  auto r = request("hi", 3);
+  r->chat.logprobs = true;
+  r->chat.top_logprobs = 2;
+  r->chat.return_tokens_as_token_ids = true;
+  auto sink = run(r);
+  size_t entries = 0;
+  for (const auto& e : sink->events) {
+    if (e.delta.logprobs.empty()) continue;
+    json::Value list;
+    ASSERT_FALSE(json::parse("[" + e.delta.logprobs + "]", list)) << e.delta.logprobs;
+    for (const auto& entry : list.as_array()) {
+      const std::string token = entry.find("token")->as_string();
+      EXPECT_EQ(token.rfind("token_id:", 0), 0u) << token;
+      EXPECT_EQ(entry.find("bytes")->as_array().size(), token.size());
+      for (const auto& top : entry.find("top_logprobs")->as_array())
+        EXPECT_EQ(top.find("token")->as_string().rfind("token_id:", 0), 0u);
+      ++entries;
+    }
+  }
+  EXPECT_EQ(entries, 3u);
+}
+
+TEST_F(LocalBackendTest, MinTokensHoldsBackEosAndStopStrings) {
+  const auto eos = backend_->engine().tokenizer()->encode("<|im_end|>", true);
+  auto r = request("tell me a story", 10);
+  r->chat.temperature = 0;
+  r->chat.logit_bias = {{eos[0], 100.0}};
+  r->chat.min_tokens = 6;
+  auto held = run(r);
+  EXPECT_EQ(held->usage.completion_tokens, 7);
+  EXPECT_EQ(held->events.back().finish_reason, "stop");
+  EXPECT_FALSE(held->text().empty());
+  // A stop string at the start of the answer cuts it to nothing, unless
+  // min_tokens covers every token.
+  r->chat.logit_bias.clear();
+  r->chat.min_tokens = 0;
+  const std::string full = run(r)->text();
+  ASSERT_GE(full.size(), 2u);
+  r->chat.stop = {full.substr(0, 2)};
+  EXPECT_EQ(run(r)->text(), "");
+  r->chat.min_tokens = 10;
+  auto late = run(r);
+  EXPECT_EQ(late->text(), full);
+  EXPECT_EQ(late->events.back().finish_reason, "length");
+}
+
+// continue_final_message (HF's): the prompt ends right after the final
+// message's text, so that the model continues it.
+TEST_F(LocalBackendTest, ContinueFinalMessageCutsThePromptAfterItsText) {
+  const std::string messages = R"("messages":[{"role":"user","content":"hi"},)"
+                               R"({"role":"assistant","content":"The answer is"}])";
+  auto prompt_of = [](const std::string& body) {
+    auto [status, text] = backend_->call("/apply-template", body);
+    EXPECT_EQ(status, 200) << text;
+    json::Value v;
+    EXPECT_FALSE(json::parse(text, v));
+    return v.is_object() && v.find("prompt") ? v.find("prompt")->as_string() : std::string();
+  };
+  const std::string closed = prompt_of("{" + messages + R"(,"add_generation_prompt":false})");
+  const std::string open =
+      prompt_of("{" + messages + R"(,"add_generation_prompt":false,"continue_final_message":true})");
+  ASSERT_NE(closed.find("The answer is<|im_end|>"), std::string::npos) << closed;
+  EXPECT_EQ(open, closed.substr(0, closed.rfind("The answer is") + 13));
+  auto [both, err] = backend_->call("/apply-template", "{" + messages + R"(,"continue_final_message":true})");
+  EXPECT_EQ(both, 400) << err;
+  auto [empty, why] = backend_->call(
+      "/apply-template", R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":""}],)"
+                         R"("add_generation_prompt":false,"continue_final_message":true})");
+  EXPECT_EQ(empty, 400) << why;
+
+  // Generation renders the same prompt.
+  auto r = request("hi", 4);
+  api::ChatMessage start;
+  start.role = "assistant";
+  start.content = json::Value("The answer is");
+  r->chat.messages.push_back(start);
+  r->chat.add_generation_prompt = false;
+  r->chat.continue_final_message = true;
+  auto continued = run(r);
+  EXPECT_EQ(continued->usage.prompt_tokens,
+            static_cast<int64_t>(backend_->engine().prompts().encode(open).size()));
+  EXPECT_EQ(run(r)->transcript(), continued->transcript());
+}
+
 TEST_F(LocalBackendTest, APromptPastTheContextWindowIsA400) {
   std::string longtext;
   for (int i = 0; i < 200; ++i) longtext += "word ";
@@ -276,6 +458,16 @@ TEST_F(LocalBackendTest, TheQueueIsBoundedWith429) {
   EXPECT_TRUE(refused);
   EXPECT_EQ(err.status, 429);
   handles.clear();  // cancels them all
+  // The engine drops cancelled jobs at its next steps. Until a new job has
+  // run, the queue may still be full for the tests after this one.
+  bool drained = false;
+  for (int i = 0; i < 1000 && !drained; ++i) {
+    auto sink = std::make_shared<Collect>();
+    auto done = sink->done.get_future();
+    if (auto h = backend_->generate(request("hi", 1), sink, &err)) drained = done.get();
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(drained);
 }
 
 TEST_F(LocalBackendTest, TextEndpoints) {

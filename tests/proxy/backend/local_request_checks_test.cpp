@@ -22,14 +22,12 @@ std::optional<api::ApiError> check(const std::string& extra) {
 
 TEST(LocalRequestChecks, AVllmExtensionTheEngineLacksIsA400NamingIt) {
   const std::pair<const char*, const char*> refused[] = {
-      {"min_tokens", R"(,"min_tokens":8)"},
-      {"ignore_eos", R"(,"ignore_eos":true)"},
-      {"stop_token_ids", R"(,"stop_token_ids":[2])"},
-      {"skip_special_tokens", R"(,"skip_special_tokens":false)"},
+      {"guided_regex", R"(,"guided_regex":"[a-z]+")"},
+      {"prompt_logprobs", R"(,"prompt_logprobs":1)"},
       {"guided_json", R"(,"guided_json":{"type":"object"})"},
       {"guided_choice", R"(,"guided_choice":["yes","no"])"},
-      {"add_generation_prompt", R"(,"add_generation_prompt":false)"},
-      {"continue_final_message", R"(,"continue_final_message":true)"},
+      {"structural_tag", R"(,"structural_tag":"{}")"},
+      {"echo", R"(,"echo":true)"},
       {"chat_template", R"(,"chat_template":"{{ messages }}")"},
       {"best_of", R"(,"best_of":4)"},
       {"use_beam_search", R"(,"use_beam_search":true)"},
@@ -50,7 +48,12 @@ TEST(LocalRequestChecks, NeutralValuesOfTheExtensionsPass) {
         R"(,"stop_token_ids":[],"skip_special_tokens":true,"spaces_between_special_tokens":true)",
         R"(,"add_generation_prompt":true,"continue_final_message":false,"echo":false,"guided_json":null)",
         R"(,"best_of":1)", R"(,"n":3,"best_of":3)", R"(,"use_beam_search":false,"bad_words":[])",
-        R"(,"min_p":0.1,"repetition_penalty":1.2)"}) {  // these two the engine implements
+        // these the engine implements
+        R"(,"min_p":0.1,"repetition_penalty":1.2,"min_tokens":4,"ignore_eos":true,"stop_token_ids":[2])",
+        R"(,"include_stop_str_in_output":true,"skip_special_tokens":false)",
+        R"(,"add_generation_prompt":false,"continue_final_message":true)",
+        R"(,"allowed_token_ids":[2,3],"bad_words":["no"],"truncate_prompt_tokens":8)",
+        R"(,"return_tokens_as_token_ids":true,"spaces_between_special_tokens":false)"}) {
     auto e = check(extra);
     EXPECT_FALSE(e) << extra << ": " << e->to_json();
   }
