@@ -84,6 +84,14 @@ Check read_stop(const json::Value& body, ChatRequest& req) {
   return std::nullopt;
 }
 
+// A boolean field; `fallback` when absent or null.
+Check read_flag(const json::Value& body, const char* name, bool fallback, bool& out) {
+  std::optional<bool> flag;
+  if (auto e = checks::read_bool(body, name, name, flag)) return e;
+  out = flag.value_or(fallback);
+  return std::nullopt;
+}
+
 // An array of token ids (integers in [0, 2^31)), sorted and unique; `out`
 // untouched when absent.
 Check read_token_ids(const json::Value& body, const char* name, std::vector<int64_t>& out) {
@@ -111,9 +119,7 @@ Check read_token_options(const json::Value& body, ChatRequest& req) {
   if (truncate == 0)
     return checks::bad_value("truncate_prompt_tokens", "expected -1 or a count of at least 1, but got 0.");
   req.truncate_prompt_tokens = truncate;
-  std::optional<bool> as_ids;
-  if (auto e = checks::read_bool(body, "return_tokens_as_token_ids", "return_tokens_as_token_ids", as_ids)) return e;
-  req.return_tokens_as_token_ids = as_ids.value_or(false);
+  if (auto e = read_flag(body, "return_tokens_as_token_ids", false, req.return_tokens_as_token_ids)) return e;
   if (auto e = read_token_ids(body, "allowed_token_ids", req.allowed_token_ids)) return e;
   const json::Value* words = checks::present(body, "bad_words");
   if (!words) return std::nullopt;
@@ -137,15 +143,9 @@ Check read_stop_controls(const json::Value& body, ChatRequest& req) {
   if (req.max_tokens && req.min_tokens > *req.max_tokens)
     return checks::bad_value("min_tokens", "must be at most max_tokens (" + std::to_string(*req.max_tokens) +
                                                "), but got " + std::to_string(req.min_tokens) + ".");
-  std::optional<bool> flag;
-  if (auto e = checks::read_bool(body, "ignore_eos", "ignore_eos", flag)) return e;
-  req.ignore_eos = flag.value_or(false);
-  flag.reset();
-  if (auto e = checks::read_bool(body, "include_stop_str_in_output", "include_stop_str_in_output", flag)) return e;
-  req.include_stop_str_in_output = flag.value_or(false);
-  flag.reset();
-  if (auto e = checks::read_bool(body, "skip_special_tokens", "skip_special_tokens", flag)) return e;
-  req.skip_special_tokens = flag.value_or(true);
+  if (auto e = read_flag(body, "ignore_eos", false, req.ignore_eos)) return e;
+  if (auto e = read_flag(body, "include_stop_str_in_output", false, req.include_stop_str_in_output)) return e;
+  if (auto e = read_flag(body, "skip_special_tokens", true, req.skip_special_tokens)) return e;
   return read_token_ids(body, "stop_token_ids", req.stop_token_ids);
 }
 
@@ -183,9 +183,7 @@ Check read_logit_bias(const json::Value& body, ChatRequest& req) {
 }
 
 Check read_logprobs(const json::Value& body, ChatRequest& req) {
-  std::optional<bool> logprobs;
-  if (auto e = checks::read_bool(body, "logprobs", "logprobs", logprobs)) return e;
-  req.logprobs = logprobs.value_or(false);
+  if (auto e = read_flag(body, "logprobs", false, req.logprobs)) return e;
   std::optional<int64_t> top;
   if (auto e = checks::read_integer(body, "top_logprobs", "top_logprobs", 0, 20, top)) return e;
   if (top && !req.logprobs) return checks::bad_value("top_logprobs", "requires 'logprobs' to be true.");
@@ -194,9 +192,7 @@ Check read_logprobs(const json::Value& body, ChatRequest& req) {
 }
 
 Check read_stream(const json::Value& body, ChatRequest& req) {
-  std::optional<bool> stream;
-  if (auto e = checks::read_bool(body, "stream", "stream", stream)) return e;
-  req.stream = stream.value_or(false);
+  if (auto e = read_flag(body, "stream", false, req.stream)) return e;
   const json::Value* opts = checks::present(body, "stream_options");
   if (!opts) return std::nullopt;
   if (!opts->is_object()) return checks::wrong_type("stream_options", "an object", *opts);
@@ -286,12 +282,8 @@ Check read_response_format(const json::Value& body, ChatRequest& req) {
 
 // chat_template_kwargs, add_generation_prompt, continue_final_message.
 Check read_template_options(const json::Value& body, ChatRequest& req) {
-  std::optional<bool> flag;
-  if (auto e = checks::read_bool(body, "add_generation_prompt", "add_generation_prompt", flag)) return e;
-  req.add_generation_prompt = flag.value_or(true);
-  flag.reset();
-  if (auto e = checks::read_bool(body, "continue_final_message", "continue_final_message", flag)) return e;
-  req.continue_final_message = flag.value_or(false);
+  if (auto e = read_flag(body, "add_generation_prompt", true, req.add_generation_prompt)) return e;
+  if (auto e = read_flag(body, "continue_final_message", false, req.continue_final_message)) return e;
   if (req.continue_final_message && req.add_generation_prompt)
     return checks::bad_value("continue_final_message",
                              "cannot be true while add_generation_prompt is true (its default); set "
