@@ -92,13 +92,19 @@ test('chat_template_kwargs reach the template and the key', async () => {
   });
 });
 
+// POSTs `body` to one of reprox's text endpoints (/tokenize, ...); its JSON.
+async function textEndpoint(path, body) {
+  const root = client.baseURL.replace(/\/v1$/, '');
+  const res = await fetch(root + path, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return res.json();
+}
+
 // vLLM's stop controls as extra body fields, as vLLM's benchmark clients
 // send ignore_eos. A +100 logit_bias on eos makes the model end at once.
 test('ignore_eos, skip_special_tokens, stop_token_ids and min_tokens', async () => {
   const model = (await client.models.list()).data[0].id;
-  const root = client.baseURL.replace(/\/v1$/, '');
-  const tokenize = async (prompt) => (await (await fetch(root + '/tokenize', {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt }) })).json()).tokens;
+  const tokenize = async (prompt) => (await textEndpoint('/tokenize', { prompt })).tokens;
   const [eos] = await tokenize('<|im_end|>');
   const body = { model, messages, max_tokens: 6, temperature: 0, logit_bias: { [eos]: 100 } };
   const ended = await client.chat.completions.create(body);
@@ -142,15 +148,11 @@ test('ignore_eos, skip_special_tokens, stop_token_ids and min_tokens', async () 
 // on the prompt /apply-template shows.
 test('continue_final_message continues the final message', async () => {
   const model = (await client.models.list()).data[0].id;
-  const root = client.baseURL.replace(/\/v1$/, '');
   const started = [...messages, { role: 'assistant', content: 'My favourite colour is' }];
   const extra = { add_generation_prompt: false, continue_final_message: true };
-  const { prompt } = await (await fetch(root + '/apply-template', {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ messages: started, ...extra }) })).json();
+  const { prompt } = await textEndpoint('/apply-template', { messages: started, ...extra });
   assert.ok(prompt.endsWith('My favourite colour is'), prompt);
-  const { count } = await (await fetch(root + '/tokenize', {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt }) })).json();
+  const { count } = await textEndpoint('/tokenize', { prompt });
   const continued = await client.chat.completions.create({ model, messages: started, max_tokens: 4, ...extra });
   assert.equal(continued.usage.prompt_tokens, count);
   await assert.rejects(client.chat.completions.create({ model, messages: started, continue_final_message: true }),
