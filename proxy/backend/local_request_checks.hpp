@@ -18,7 +18,7 @@ std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>
 // The first option that asks for what the engine cannot give: tool or
 // function calls, structured output, audio, a web search, and vLLM's
 // sampling and decoding extensions it does not implement (guided_json,
-// continue_final_message, bad_words, ...) when set to anything but their
+// use_beam_search, prompt_logprobs, ...) when set to anything but their
 // neutral value. Options that cannot change a text answer (tool_choice
 // "none" or "auto" without tools, prediction, store, metadata, echo false,
 // ...) pass; so do the extensions the engine implements (min_p,
