@@ -74,13 +74,11 @@ void BatchRunner::add(EngineJob job) {
   if (job.cancelled->load()) return;
   job.max_tokens = std::max<int64_t>(job.max_tokens, 1);
   const uint32_t n = static_cast<uint32_t>(std::max(1, job.sampling.n));
-  std::vector<int32_t> ends = job.stop_token_ids;
-  if (!job.ignore_eos) ends.insert(ends.end(), stop_ids_.begin(), stop_ids_.end());
+  std::vector<int32_t> all_ends = job.stop_token_ids;
+  all_ends.insert(all_ends.end(), stop_ids_.begin(), stop_ids_.end());
   // min_tokens holds back the model's eos ids even with ignore_eos, as vLLM.
-  if (job.sampling.min_tokens > 0) {
-    job.sampling.end_ids = job.stop_token_ids;
-    job.sampling.end_ids.insert(job.sampling.end_ids.end(), stop_ids_.begin(), stop_ids_.end());
-  }
+  if (job.sampling.min_tokens > 0) job.sampling.end_ids = all_ends;
+  std::vector<int32_t> ends = job.ignore_eos ? job.stop_token_ids : std::move(all_ends);
   auto request = std::make_shared<Request>(std::move(job), n, std::move(ends));
   request->usage.prompt_tokens = static_cast<int64_t>(request->job.prompt.size());
   auto s = std::make_unique<Sequence>(request, 0, vocab_, tokenizer_);
