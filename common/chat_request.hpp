@@ -76,6 +76,9 @@ struct ChatRequest {
   // complete (sorted, unique).
   std::vector<int64_t> allowed_token_ids;
   std::vector<std::string> bad_words;
+  // vLLM's guided_choice: when not empty, the answer is one of these
+  // strings (sorted, unique, none empty).
+  std::vector<std::string> guided_choice;
   // vLLM's truncate_prompt_tokens: only the prompt's last k tokens are
   // read (-1: the model's context); absent: all.
   std::optional<int64_t> truncate_prompt_tokens;

@@ -10,6 +10,7 @@
 #include "engine/runtime/engine.hpp"
 #include "engine/runtime/kv_reuse.hpp"
 #include "engine/runtime/ordered_output.hpp"
+#include "engine/runtime/guide_vocabulary.hpp"
 #include "engine/sampling/sampler.hpp"
 
 namespace reprox::engine {
@@ -79,6 +80,10 @@ void BatchRunner::add(EngineJob job) {
   // min_tokens holds back the model's eos ids even with ignore_eos, as vLLM.
   if (job.sampling.min_tokens > 0) job.sampling.end_ids = all_ends;
   std::vector<int32_t> ends = job.ignore_eos ? job.stop_token_ids : std::move(all_ends);
+  if (job.guide.kind != GuideSpec::Kind::kNone) {
+    if (!guide_vocabulary_) guide_vocabulary_ = make_guide_vocabulary(*tokenizer_);
+    job.sampling.guide = std::make_shared<const TokenGuide>(job.guide, guide_vocabulary_, ends);
+  }
   auto request = std::make_shared<Request>(std::move(job), n, std::move(ends));
   request->usage.prompt_tokens = static_cast<int64_t>(request->job.prompt.size());
   auto s = std::make_unique<Sequence>(request, 0, vocab_, tokenizer_);

@@ -34,6 +34,7 @@
 
 #include "common/generation.hpp"
 #include "engine/runtime/engine_job.hpp"
+#include "engine/sampling/token_guide.hpp"
 #include "engine/scheduler/scheduler.hpp"
 
 namespace reprox::tok {
@@ -109,6 +110,7 @@ class BatchRunner {
   BatchConfig config_;
   std::function<void()> before_complete_;
   const int32_t vocab_;
+  std::shared_ptr<const GuideVocabulary> guide_vocabulary_;  // built by the first guided job
 
   std::vector<std::unique_ptr<Sequence>> sequences_;  // running and waiting, any order
   sched::RequestId next_id_ = 1;

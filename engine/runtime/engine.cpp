@@ -26,6 +26,17 @@ int64_t kv_bytes_per_token(const ModelConfig& c, int64_t element_bytes) {
   return 2 * c.n_layers * c.n_kv_heads * c.head_dim * element_bytes;
 }
 
+// Why `job`'s guide cannot be honoured, if it cannot.
+std::optional<std::string> guide_conflict(const EngineJob& job) {
+  const GuideSpec& g = job.guide;
+  if (g.kind == GuideSpec::Kind::kNone) return std::nullopt;
+  if (g.kind == GuideSpec::Kind::kChoice && g.choices.empty()) return "guided_choice needs at least one choice";
+  if (job.sampling.min_tokens > 0) return "min_tokens cannot be combined with guided decoding";
+  if (job.ignore_eos && job.stop_token_ids.empty())
+    return "ignore_eos cannot be combined with guided decoding: nothing could end the answer";
+  return std::nullopt;
+}
+
 std::string hex(const unsigned char* p, size_t n) {
   static const char* digits = "0123456789abcdef";
   std::string s;
@@ -152,6 +163,7 @@ std::optional<EngineError> Engine::submit(EngineJob job) {
       return EngineError{EngineErrc::kInvalidSampling,
                          "stop_token_ids id " + std::to_string(id) + " is outside the vocabulary"};
   }
+  if (auto why = guide_conflict(job)) return EngineError{EngineErrc::kInvalidSampling, *why};
   const int64_t room = max_positions() - static_cast<int64_t>(job.prompt.size());
   if (room < 1)
     return EngineError{EngineErrc::kContextExceeded, "This model's maximum context length is " +

@@ -10,6 +10,7 @@
 
 #include "common/generation.hpp"
 #include "engine/sampling/sampling_params.hpp"
+#include "engine/sampling/token_guide.hpp"
 
 namespace reprox::engine {
 
@@ -56,6 +57,10 @@ struct EngineJob {
   bool include_stop = false;
   bool skip_special = true;
   bool logprob_token_ids = false;  // logprobs name tokens "token_id:ID" (vLLM's return_tokens_as_token_ids)
+  // Guided decoding: the text of every choice stays inside this language
+  // (token_guide.hpp). Not with min_tokens, nor with nothing to end a choice
+  // (ignore_eos and no stop_token_ids).
+  GuideSpec guide;
   int64_t max_tokens = 0;         // completion limit; Engine::submit clips it to the context window
   std::string tenant;             // salts KV reuse: tenants never share KV
   std::shared_ptr<EngineSink> sink;

@@ -64,6 +64,7 @@ Sampler::Sampler(SamplingParams params, int32_t vocab_size, uint32_t choice, con
     for (const int32_t id : params_.allowed_ids)
       if (id >= 0 && id < vocab_size_) allowed_[static_cast<size_t>(id)] = 1;
   }
+  if (params_.guide) guide_.emplace(params_.guide->start());
 }
 
 void Sampler::mark_repeated(int32_t token) {
@@ -76,6 +77,7 @@ void Sampler::mark_repeated(int32_t token) {
 
 void Sampler::record(int32_t token) {
   history_.push_back(token);
+  if (guide_) guide_->advance(token);
   mark_repeated(token);
   if (!track_counts_ || token < 0 || token >= vocab_size_) return;
   if (counts_[static_cast<size_t>(token)]++ == 0) seen_ids_.push_back(token);
@@ -87,7 +89,7 @@ bool Sampler::argmax_decides() const {
 }
 
 bool Sampler::masking() const {
-  return suppressing_end() || !allowed_.empty() || !params_.bad_words.empty();
+  return suppressing_end() || !allowed_.empty() || !params_.bad_words.empty() || guide_.has_value();
 }
 
 bool Sampler::suppressing_end() const {
@@ -127,6 +129,7 @@ void Sampler::apply_masks(double* x) const {
     if (before <= history_.size() && std::equal(word.begin(), word.end() - 1, history_.end() - before))
       ban(word.back());
   }
+  if (guide_) guide_->mask(x, vocab_size_);
 }
 
 void Sampler::apply_penalties(double* x) const {

@@ -18,7 +18,8 @@
 //   3. Masks, x[id] = -inf: each id of end_ids while fewer than min_tokens
 //      tokens are drawn; with allowed_ids, every other id; for each
 //      bad_words sequence whose ids but the last end the completion so far,
-//      that last id. Then penalties: first repetition_penalty r (vLLM's, as
+//      that last id; with a guide, every id it does not allow next
+//      (token_guide.hpp). Then penalties: first repetition_penalty r (vLLM's, as
 //      Hugging Face's): x[t] = x[t] > 0 ? x[t] / r : x[t] * r for each id t
 //      of the prompt or of this choice's completion so far; then OpenAI's:
 //      x[t] -= count[t] * frequency_penalty + (count[t] > 0) *
@@ -46,9 +47,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/sampling/sampling_params.hpp"
+#include "engine/sampling/token_guide.hpp"
 
 namespace reprox::engine {
 
@@ -102,7 +105,7 @@ class Sampler {
 
   // Whether this step's draw is the argmax of the raw logits: greedy, with
   // no logit_bias, no penalty (repetition_penalty 1), no logprobs and no
-  // mask (allowed_ids, bad_words, end ids held back by min_tokens). Then
+  // mask (allowed_ids, bad_words, a guide, end ids held back by min_tokens). Then
   // take_argmax() with the lowest id of the largest finite logit (computed
   // anywhere, e.g. on the model's device) does exactly what sample() on the
   // whole row would.
@@ -143,6 +146,7 @@ class Sampler {
   std::vector<uint8_t> repeated_;
   std::vector<int32_t> repeated_ids_;
   std::vector<uint8_t> allowed_;  // (vocab_size) flags when allowed_ids is not empty
+  std::optional<TokenGuide::Cursor> guide_;  // when params.guide
   std::unique_ptr<SamplerScratch> own_scratch_;
 };
 

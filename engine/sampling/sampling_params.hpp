@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace reprox::engine {
+
+class TokenGuide;
 
 struct SamplingParams {
   double temperature = 1.0;  // 0 (below 1e-5 in practice) = greedy
@@ -32,6 +35,9 @@ struct SamplingParams {
   // vLLM's bad_words, as token id sequences: the last id of a sequence
   // cannot be drawn when this choice's completion ends with the ids before it.
   std::vector<std::vector<int32_t>> bad_words;
+  // Guided decoding (token_guide.hpp): when set, only tokens that keep the
+  // text inside the guide's language can be drawn. The engine builds it.
+  std::shared_ptr<const TokenGuide> guide;
   // (token id, bias) added to the raw logit, applied in list order.
   std::vector<std::pair<int32_t, double>> logit_bias;
   uint64_t seed = 0;

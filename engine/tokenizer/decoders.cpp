@@ -10,6 +10,10 @@ namespace {
 class ByteLevelDecoder final : public Decoder {
  public:
   void decode_chain(std::vector<std::string>& tokens) const override {
+    decode_chain_raw(tokens);
+    tokens[0] = utf8_lossy(tokens[0]);
+  }
+  void decode_chain_raw(std::vector<std::string>& tokens) const override {
     std::string bytes;
     for (const auto& t : tokens) {
       const size_t mark = bytes.size();
@@ -28,7 +32,7 @@ class ByteLevelDecoder final : public Decoder {
         bytes += t;
       }
     }
-    tokens.assign(1, utf8_lossy(bytes));
+    tokens.assign(1, std::move(bytes));
   }
 };
 
@@ -59,13 +63,17 @@ int parse_byte_token(const std::string& t) {
 
 class ByteFallbackDecoder final : public Decoder {
  public:
-  void decode_chain(std::vector<std::string>& tokens) const override {
+  void decode_chain(std::vector<std::string>& tokens) const override { decode(tokens, false); }
+  void decode_chain_raw(std::vector<std::string>& tokens) const override { decode(tokens, true); }
+
+ private:
+  static void decode(std::vector<std::string>& tokens, bool raw) {
     std::vector<std::string> out;
     out.reserve(tokens.size());
     std::string pending;
     auto flush = [&]() {
       if (pending.empty()) return;
-      if (is_valid_utf8(pending)) out.push_back(pending);
+      if (raw || is_valid_utf8(pending)) out.push_back(pending);
       else
         for (size_t k = 0; k < pending.size(); ++k) out.emplace_back("\xEF\xBF\xBD");
       pending.clear();
@@ -149,6 +157,9 @@ class SequenceDecoder final : public Decoder {
   explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> s) : steps_(std::move(s)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (const auto& step : steps_) step->decode_chain(tokens);
+  }
+  void decode_chain_raw(std::vector<std::string>& tokens) const override {
+    for (const auto& step : steps_) step->decode_chain_raw(tokens);
   }
 
  private:

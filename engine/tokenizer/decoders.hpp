@@ -17,6 +17,10 @@ class Decoder {
   virtual ~Decoder() = default;
   // Const and thread-safe.
   virtual void decode_chain(std::vector<std::string>& tokens) const = 0;
+  // As decode_chain, but bytes stay as the tokens spell them: invalid UTF-8
+  // is not replaced with U+FFFD (ByteLevel, ByteFallback). For guided
+  // decoding, which needs each token's exact bytes.
+  virtual void decode_chain_raw(std::vector<std::string>& tokens) const { decode_chain(tokens); }
 };
 
 std::unique_ptr<Decoder> make_byte_level_decoder();

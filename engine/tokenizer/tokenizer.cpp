@@ -75,8 +75,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view input, bool parse_specia
   return out;
 }
 
-std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special) const {
-  const Impl& m = *impl_;
+namespace {
+
+// The vocabulary strings of `ids` (added tokens by their content), before
+// the decoder chain.
+std::vector<std::string> token_strings(const Tokenizer::Impl& m, const std::vector<int32_t>& ids, bool skip_special) {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
@@ -88,16 +91,50 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
     }
     if (const std::string* t = m.model->id_to_token(id)) tokens.push_back(*t);
   }
+  return tokens;
+}
+
+std::string run_decoder(const Tokenizer::Impl& m, std::vector<std::string> tokens, bool raw) {
+  std::string out;
   if (m.decoder) {
-    m.decoder->decode_chain(tokens);
-    std::string out;
+    if (raw) m.decoder->decode_chain_raw(tokens);
+    else m.decoder->decode_chain(tokens);
     for (const auto& t : tokens) out += t;
     return out;
   }
-  std::string out;
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (i) out.push_back(' ');
     out += tokens[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special) const {
+  return run_decoder(*impl_, token_strings(*impl_, ids, skip_special), false);
+}
+
+std::vector<std::string> Tokenizer::token_bytes(bool first) const {
+  const Impl& m = *impl_;
+  auto raw = [&m](const std::vector<int32_t>& ids) { return run_decoder(m, token_strings(m, ids, false), true); };
+  std::vector<std::string> out(static_cast<size_t>(m.vocab_size));
+  if (first) {
+    for (int32_t id = 0; id < m.vocab_size; ++id) out[static_cast<size_t>(id)] = raw({id});
+    return out;
+  }
+  // A token's bytes after others: decode it behind an anchor token and take
+  // what it added (decoders strip or drop a leading space at the start only).
+  int32_t anchor = token_to_id("a").value_or(-1);
+  for (int32_t id = 0; anchor < 0 && id < m.vocab_size; ++id)
+    if (!is_special(id) && !raw({id}).empty()) anchor = id;
+  const std::string anchor_text = anchor < 0 ? std::string() : raw({anchor});
+  for (int32_t id = 0; id < m.vocab_size; ++id) {
+    std::string both = raw({anchor, id});
+    if (anchor >= 0 && both.compare(0, anchor_text.size(), anchor_text) == 0)
+      out[static_cast<size_t>(id)] = both.substr(anchor_text.size());
+    else
+      out[static_cast<size_t>(id)] = raw({id});
   }
   return out;
 }

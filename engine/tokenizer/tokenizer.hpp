@@ -34,6 +34,13 @@ class Tokenizer {
   // Text for `ids`; unknown ids are skipped. Invalid UTF-8 becomes U+FFFD.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special) const;
 
+  // For every id (vocab_size entries), the exact bytes it adds to decoded
+  // text, special tokens included as their text: after other tokens, or
+  // (first) as the first token of a text, where decoders may drop a leading
+  // space. Invalid UTF-8 is kept as is (decode() would repair it); "" for an
+  // id the vocabulary lacks. For guided decoding.
+  std::vector<std::string> token_bytes(bool first) const;
+
   int32_t vocab_size() const;  // max id + 1, added tokens included
   std::optional<int32_t> token_to_id(std::string_view token) const;
   std::string id_to_token(int32_t id) const;  // raw vocab string; "" if unknown

@@ -280,6 +280,26 @@ Check read_response_format(const json::Value& body, ChatRequest& req) {
   return std::nullopt;
 }
 
+// vLLM's guided_choice: the answer is one of these strings. Needs
+// read_response_format first.
+Check read_guided_choice(const json::Value& body, ChatRequest& req) {
+  const json::Value* choices = checks::present(body, "guided_choice");
+  if (!choices) return std::nullopt;
+  if (!choices->is_array()) return checks::wrong_type("guided_choice", "an array of strings", *choices);
+  if (choices->as_array().empty()) return checks::bad_value("guided_choice", "expected at least one choice.");
+  for (const auto& choice : choices->as_array()) {
+    if (!choice.is_string()) return checks::wrong_type("guided_choice", "an array of strings", choice);
+    if (choice.as_string().empty()) return checks::bad_value("guided_choice", "choices must not be empty.");
+    req.guided_choice.push_back(choice.as_string());
+  }
+  std::sort(req.guided_choice.begin(), req.guided_choice.end());
+  req.guided_choice.erase(std::unique(req.guided_choice.begin(), req.guided_choice.end()), req.guided_choice.end());
+  if (const json::Value* type = req.response_format.find("type"); type && type->as_string() != "text")
+    return checks::bad_value("guided_choice", "cannot be combined with a response_format of type '" +
+                                                  type->as_string() + "'.");
+  return std::nullopt;
+}
+
 // chat_template_kwargs, add_generation_prompt, continue_final_message.
 Check read_template_options(const json::Value& body, ChatRequest& req) {
   if (auto e = read_flag(body, "add_generation_prompt", true, req.add_generation_prompt)) return e;
@@ -360,6 +380,7 @@ ParseResult parse_chat_request(std::string_view body) {
              !(error = read_logit_bias(root, req)) && !(error = read_logprobs(root, req)) &&
              !(error = read_stream(root, req)) && !(error = read_tools(root, req)) &&
              !(error = check_legacy_functions(root)) && !(error = read_response_format(root, req)) &&
+             !(error = read_guided_choice(root, req)) &&
              !(error = read_template_options(root, req)) && !(error = read_cache(root, req)) &&
              !(error = read_other(root, req))) {
     req.raw = std::move(root);

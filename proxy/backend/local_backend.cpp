@@ -79,6 +79,18 @@ json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
   return json::Value(std::move(out));
 }
 
+engine::GuideSpec guide_spec(const api::ChatRequest& chat) {
+  engine::GuideSpec spec;
+  if (!chat.guided_choice.empty()) {
+    spec.kind = engine::GuideSpec::Kind::kChoice;
+    spec.choices = chat.guided_choice;
+  } else if (const json::Value* type = chat.response_format.find("type");
+             type && type->is_string() && type->as_string() == "json_object") {
+    spec.kind = engine::GuideSpec::Kind::kJsonObject;
+  }
+  return spec;
+}
+
 std::vector<std::vector<int32_t>> bad_word_ids(const tok::Tokenizer& tokenizer, const std::vector<std::string>& words) {
   std::vector<std::vector<int32_t>> out;
   for (const std::string& word : words) {
@@ -164,6 +176,7 @@ std::unique_ptr<GenerationHandle> LocalBackend::generate(std::shared_ptr<const B
   job.include_stop = chat.include_stop_str_in_output;
   job.skip_special = chat.skip_special_tokens;
   job.logprob_token_ids = chat.return_tokens_as_token_ids;
+  job.guide = guide_spec(chat);
   job.tenant = request->tenant;
   job.sink = std::make_shared<SinkAdapter>(std::move(sink));
   job.cancelled = std::make_shared<std::atomic<bool>>(false);

@@ -17,7 +17,7 @@ struct Extension {
 };
 
 // vLLM's chat completion extensions the engine does not implement. (Those
-// it does, from top_k to truncate_prompt_tokens, are fields of the request.
+// it does, from top_k to guided_choice, are fields of the request.
 // spaces_between_special_tokens changes nothing: tokenizer.json decoding
 // ignores it, as Hugging Face's fast tokenizers and vLLM's detokenizer for
 // them do.)
@@ -27,7 +27,6 @@ constexpr Extension kExtensions[] = {
     {"prompt_logprobs", Neutral::kNone},
     {"guided_json", Neutral::kNone},
     {"guided_regex", Neutral::kNone},
-    {"guided_choice", Neutral::kNone},
     {"guided_grammar", Neutral::kNone},
     {"structural_tag", Neutral::kNone},
     {"echo", Neutral::kFalse},
@@ -101,8 +100,9 @@ std::optional<api::ApiError> unsupported_option(const api::ChatRequest& request)
     return refuse("function_call", "does not support function calling");
   if (!request.response_format.is_null()) {
     const json::Value* type = request.response_format.find("type");
-    if (!type || !is_string(*type, "text"))
-      return refuse("response_format", "supports only response_format {\"type\": \"text\"}");
+    if (!type || (!is_string(*type, "text") && !is_string(*type, "json_object")))
+      return refuse("response_format",
+                    "supports response_format types 'text' and 'json_object' (JSON mode), not 'json_schema'");
   }
   if (const json::Value* m = present("modalities"); m && m->is_array())
     for (const auto& modality : m->as_array())

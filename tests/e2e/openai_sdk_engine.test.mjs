@@ -163,6 +163,44 @@ test('continue_final_message continues the final message', async () => {
     });
 });
 
+// JSON mode and vLLM's guided_choice: answers stay in their language,
+// streamed or not. The random test model is biased towards short objects.
+test('response_format json_object and guided_choice', async () => {
+  const model = (await client.models.list()).data[0].id;
+  const logit_bias = {};
+  for (const piece of ['{"', 'a', '":', ' ', '1', '}', '<|im_end|>'])
+    for (const id of (await textEndpoint('/tokenize', { prompt: piece })).tokens) logit_bias[id] = 12;
+  let whole = 0;
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    const body = { model, messages, max_tokens: 40, seed, logit_bias, response_format: { type: 'json_object' } };
+    const answer = await client.chat.completions.create(body);
+    const text = answer.choices[0].message.content;
+    assert.ok(text.trimStart().startsWith('{'), text);
+    if (answer.choices[0].finish_reason === 'stop') {
+      whole += 1;
+      assert.equal(typeof JSON.parse(text), 'object', text);
+    }
+    let streamed = '';
+    for await (const chunk of await client.chat.completions.create({ ...body, stream: true, cache: { 'no-cache': true } }))
+      streamed += chunk.choices[0]?.delta?.content ?? '';
+    assert.equal(streamed, text, 'regenerated and streamed: the same bytes');
+  }
+  assert.ok(whole >= 2, `${whole} of 6 answers ended`);
+
+  const colours = ['blue', 'green', 'red'];
+  const picked = await client.chat.completions.create({ model, messages, n: 3, max_tokens: 8, guided_choice: colours });
+  for (const choice of picked.choices) {
+    assert.ok(colours.includes(choice.message.content), choice.message.content);
+    assert.equal(choice.finish_reason, 'stop');
+  }
+  await assert.rejects(client.chat.completions.create({ model, messages,
+    response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }), (e) => {
+    assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+    assert.equal(e.param, 'response_format');
+    return true;
+  });
+});
+
 test('an image part is a BadRequestError naming it, not an answer to the text alone', async () => {
   const model = (await client.models.list()).data[0].id;
   const content = [{ type: 'text', text: 'What is in this picture?' },

@@ -37,6 +37,12 @@ void check_accepted(std::string_view body, const ChatRequest& r) {
              "truncate_prompt_tokens is -1 or a count");
   FUZZ_CHECK(!(r.continue_final_message && r.add_generation_prompt),
              "continue_final_message needs add_generation_prompt false");
+  for (size_t i = 0; i < r.guided_choice.size(); ++i)
+    FUZZ_CHECK(!r.guided_choice[i].empty() && (i == 0 || r.guided_choice[i - 1] < r.guided_choice[i]),
+               "guided_choice entries are non-empty, sorted and unique");
+  if (!r.guided_choice.empty())
+    FUZZ_CHECK(r.response_format.is_null() || r.response_format.find("type")->as_string() == "text",
+               "guided_choice only with a text response_format");
   for (const auto& m : r.messages) FUZZ_CHECK(!m.role.empty(), "every message has a role");
   auto again = reprox::api::parse_chat_request(body);
   FUZZ_CHECK(again.ok(), "parsing is deterministic");

@@ -23,7 +23,7 @@ if [ -z "${2:-}" ]; then
   cmake --build "$build" -j"${JOBS:-2}" --target reprox_fuzz_all || exit 1
 fi
 targets=(fuzz_http_request fuzz_chat_request fuzz_tokenizer fuzz_template fuzz_safetensors fuzz_sse
-         fuzz_entry_codec fuzz_config)
+         fuzz_entry_codec fuzz_config fuzz_json_machine)
 
 # Runs one target; writes its table row to <work>/row and exits non-zero on a
 # finding.

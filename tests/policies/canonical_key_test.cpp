@@ -142,11 +142,15 @@ TEST(CanonicalKey, StopAndPromptControlsOnlyWhenNotNeutral) {
   EXPECT_EQ(key_of(base + R"(,"allowed_token_ids":[],"bad_words":[],"return_tokens_as_token_ids":false})").key,
             plain.key);
   EXPECT_EQ(key_of(base + R"(,"bad_words":["b","a","b"]})").key, key_of(base + R"(,"bad_words":["a","b"]})").key);
+  EXPECT_EQ(key_of(base + R"(,"guided_choice":["no","yes","no"]})").key,
+            key_of(base + R"(,"guided_choice":["yes","no"]})").key);
+  EXPECT_NE(key_of(base + R"(,"guided_choice":["yes","no"]})").key,
+            key_of(base + R"(,"guided_choice":["yes","nope"]})").key);
   for (const char* member : {R"("min_tokens":3)", R"("ignore_eos":true)", R"("stop_token_ids":[7,2])",
                              R"("include_stop_str_in_output":true)", R"("skip_special_tokens":false)",
                              R"("add_generation_prompt":false)", R"("allowed_token_ids":[5])",
                              R"("bad_words":["no"])", R"("truncate_prompt_tokens":-1)",
-                             R"("return_tokens_as_token_ids":true)"}) {
+                             R"("return_tokens_as_token_ids":true)", R"("guided_choice":["a"])"}) {
     const KeyResult k = key_of(base + "," + member + "}");
     EXPECT_NE(k.key, plain.key) << member;
   }

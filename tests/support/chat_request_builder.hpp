@@ -31,6 +31,8 @@ struct Sampling {
   bool include_stop = false;
   std::vector<int64_t> allowed_token_ids;  // sorted, unique
   std::vector<std::string> bad_words;      // sorted, unique
+  bool json_mode = false;                  // response_format json_object
+  std::vector<std::string> guided_choice;  // sorted, unique
 };
 
 inline api::ChatMessage chat_message(const std::string& role, const std::string& content) {
@@ -63,6 +65,8 @@ inline std::shared_ptr<BackendRequest> chat_request(const std::string& model_id,
   r->chat.include_stop_str_in_output = s.include_stop;
   r->chat.allowed_token_ids = s.allowed_token_ids;
   r->chat.bad_words = s.bad_words;
+  r->chat.guided_choice = s.guided_choice;
+  if (s.json_mode) r->chat.response_format = json::Value(json::Object{{"type", json::Value("json_object")}});
   r->model_id = model_id;
   r->seed = s.seed;
   r->max_tokens = s.max_tokens;

@@ -50,6 +50,15 @@ inline Sampling random_sampling(std::mt19937& rng) {
   if (pick(8) == 0) s.bad_words = {"e", "the"};
   if (pick(10) == 0)
     for (int64_t id = 0; id < 64; ++id) s.allowed_token_ids.push_back(id);
+  // Guided decoding, without the options it refuses (min_tokens, nothing
+  // to end the answer) and without allowed ids that could not spell it.
+  if (pick(6) == 0) {
+    if (pick(2) == 0) s.json_mode = true;
+    else s.guided_choice = {"maybe not", "no", "yes"};
+    s.min_tokens = 0;
+    s.ignore_eos = s.ignore_eos && !s.stop_token_ids.empty();
+    s.allowed_token_ids.clear();
+  }
   return s;
 }
 

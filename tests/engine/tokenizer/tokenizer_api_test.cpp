@@ -89,6 +89,37 @@ TEST(TokenizerApi, ConcurrentEncodeMatchesSequential) {
   EXPECT_EQ(mismatches.load(), 0u);
 }
 
+// token_bytes: the first token's bytes then every other's, joined, are the
+// decoded text, for byte-level (Qwen3, GPT-2) and SentencePiece-style
+// (Llama 2: a leading space dropped, byte fallback) tokenizers alike.
+TEST(TokenizerApi, TokenBytesJoinToTheDecodedText) {
+  const std::vector<std::shared_ptr<const Tokenizer>> tokenizers = {
+      Tokenizer::load_dir(test::qwen3_dir()), Tokenizer::load_dir(test::llama2_dir()),
+      Tokenizer::load_gpt2(test::gpt2_vocab(), test::gpt2_merges())};
+  const auto corpus = test::load_corpus();
+  for (const auto& tok : tokenizers) {
+    const auto after = tok->token_bytes(false);
+    const auto first = tok->token_bytes(true);
+    ASSERT_EQ(after.size(), static_cast<size_t>(tok->vocab_size()));
+    size_t checked = 0;
+    for (const auto& text : corpus) {
+      const auto ids = tok->encode(text, false);
+      if (ids.empty()) continue;
+      std::string joined = first[static_cast<size_t>(ids[0])];
+      for (size_t i = 1; i < ids.size(); ++i) joined += after[static_cast<size_t>(ids[i])];
+      EXPECT_EQ(joined, tok->decode(ids, true)) << text;
+      ++checked;
+    }
+    EXPECT_GT(checked, 20u);
+  }
+  // A byte fallback token is its raw byte, not U+FFFD.
+  const auto llama = Tokenizer::load_dir(test::llama2_dir());
+  const auto bytes = llama->token_bytes(false);
+  EXPECT_EQ(bytes[static_cast<size_t>(*llama->token_to_id("<0xC3>"))], "\xC3");
+  EXPECT_EQ(llama->token_bytes(true)[static_cast<size_t>(*llama->token_to_id("\xE2\x96\x81the"))], "the");
+  EXPECT_EQ(bytes[static_cast<size_t>(*llama->token_to_id("\xE2\x96\x81the"))], " the");
+}
+
 TEST(TokenizeCli, OneArrayPerLine) {
   std::istringstream in("\"Hello world\"\n\"<|im_start|>\"\n");
   std::ostringstream out;

@@ -1,0 +1,80 @@
+// A byte-at-a-time recognizer of one JSON object (RFC 8259), for JSON mode:
+// feed() answers whether the bytes so far can still begin such a document.
+//
+// Accepted: optional whitespace, then one object, nothing after it. Inside,
+// any JSON value. Strings must be valid UTF-8 and may not hold raw control
+// characters. Two bounds keep a model from running away inside the grammar:
+// containers nest at most kMaxDepth deep, and a run of whitespace between
+// tokens is at most kMaxWhitespaceRun bytes (room for pretty-printed JSON).
+//
+// A JsonMachine is a small value (about 80 bytes, no heap): copy it to try a
+// continuation. Not thread-safe; copies are independent.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace reprox::engine {
+
+class JsonMachine {
+ public:
+  static constexpr int kMaxDepth = 32;
+  static constexpr int kMaxWhitespaceRun = 24;
+
+  // Consumes one byte; false (and the state is then unspecified) when no
+  // document in the language begins with the bytes so far plus this one.
+  bool feed(uint8_t byte);
+  bool feed(std::string_view bytes);
+  // The bytes so far form a whole document: nothing more may follow.
+  bool complete() const { return mode_ == Mode::kDone; }
+  // Appends a byte string that identifies this state: equal keys accept
+  // exactly the same continuations.
+  void append_key(std::string* out) const;
+
+ private:
+  enum class Mode : uint8_t {
+    kStart,          // before the top-level '{'
+    kValue,          // a value must come (after ':' or ',' in an array)
+    kValueOrClose,   // after '[': a value or ']'
+    kKeyOrClose,     // after '{': a key or '}'
+    kKey,            // after ',' in an object: a key
+    kColon,          // after a key
+    kAfterValue,     // ',' or the container's closing bracket
+    kString,         // inside a string
+    kEscape,         // after '\' in a string
+    kUnicode,        // inside \uXXXX; hex_left digits to go
+    kNumberMinus,    // after '-'
+    kNumberZero,     // after a leading 0
+    kNumberInt,      // in the integer digits
+    kNumberDot,      // after '.'
+    kNumberFrac,     // in the fraction digits
+    kNumberExp,      // after 'e' or 'E'
+    kNumberExpSign,  // after the exponent's sign
+    kNumberExpDigits,
+    kLiteral,        // inside true, false or null
+    kDone,
+  };
+
+  bool feed_structural(uint8_t byte);
+  bool feed_string(uint8_t byte);
+  bool feed_number(uint8_t byte);
+  bool begin_value(uint8_t byte);
+  bool open(char container);
+  bool close();  // the caller checked the bracket against the stack's top
+  void end_value();
+
+  Mode mode_ = Mode::kStart;
+  bool in_key_ = false;       // the string being read is an object key
+  uint8_t hex_left_ = 0;      // kUnicode
+  uint8_t literal_ = 0;       // kLiteral: which of true/false/null
+  uint8_t literal_pos_ = 0;   // kLiteral: bytes matched so far
+  uint8_t utf8_left_ = 0;     // continuation bytes still due in a string
+  uint8_t utf8_lo_ = 0x80;    // range of the next continuation byte
+  uint8_t utf8_hi_ = 0xBF;
+  uint8_t whitespace_run_ = 0;
+  uint8_t depth_ = 0;
+  char stack_[kMaxDepth] = {};  // 'o' object, 'a' array; [0, depth_) open
+};
+
+}  // namespace reprox::engine

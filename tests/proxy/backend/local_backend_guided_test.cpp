@@ -1,0 +1,108 @@
+// Guided decoding through the local backend on a real tokenizer (Qwen3's):
+// JSON mode and guided_choice answers stay in their language, are the same
+// bytes run to run, and conflicting options are refused.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "engine/sampling/json_machine.hpp"
+#include "tests/proxy/backend/local_backend_fixture.hpp"
+
+namespace reprox::engine {
+namespace {
+
+std::string finish_reason(const Collect& sink, uint32_t choice) {
+  for (const auto& e : sink.events)
+    if (e.choice == choice && !e.finish_reason.empty()) return e.finish_reason;
+  return "";
+}
+
+json::Value json_object_format() { return json::Value(json::Object{{"type", json::Value("json_object")}}); }
+
+TEST_F(LocalBackendTest, JsonModeAnswersAreOneJsonObject) {
+  const auto tokenizer = backend_->engine().tokenizer();
+  // Lean the random model towards short objects, so that many answers end.
+  std::vector<std::pair<int64_t, double>> bias;
+  for (const char* piece : {"{\"", "a", "\":", " ", "1", "}", "<|im_end|>"})
+    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
+  std::sort(bias.begin(), bias.end());
+  int whole = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    auto r = request("give me a JSON object", 40);
+    r->seed = seed;
+    r->chat.temperature = 1.0;
+    r->chat.n = 2;
+    r->chat.response_format = json_object_format();
+    r->chat.logit_bias = bias;
+    auto sink = run(r);
+    for (uint32_t c = 0; c < 2; ++c) {
+      const std::string text = sink->text(c);
+      JsonMachine m;
+      EXPECT_TRUE(m.feed(text)) << "seed " << seed << ": " << text;
+      if (finish_reason(*sink, c) != "stop") continue;
+      ++whole;
+      json::Value v;
+      EXPECT_FALSE(json::parse(text, v)) << text;
+      EXPECT_TRUE(v.is_object()) << text;
+    }
+    EXPECT_EQ(run(r)->transcript(), sink->transcript()) << "seed " << seed;
+  }
+  EXPECT_GE(whole, 6);
+
+  // Without the bias the same request wanders, yet stays a JSON prefix.
+  auto r = request("give me a JSON object", 30);
+  r->chat.response_format = json_object_format();
+  const std::string text = run(r)->text();
+  JsonMachine m;
+  EXPECT_TRUE(m.feed(text)) << text;
+}
+
+TEST_F(LocalBackendTest, GuidedChoiceAnswersAreOneOfTheChoices) {
+  const std::set<std::string> choices = {"yes", "no", "maybe later", "\xC3\xA9t\xC3\xA9"};
+  std::set<std::string> seen;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    auto r = request("yes or no?", 12);
+    r->seed = seed;
+    r->chat.n = 4;
+    r->chat.guided_choice.assign(choices.begin(), choices.end());
+    auto sink = run(r);
+    for (uint32_t c = 0; c < 4; ++c) {
+      EXPECT_EQ(choices.count(sink->text(c)), 1u) << sink->text(c);
+      EXPECT_EQ(finish_reason(*sink, c), "stop");
+      seen.insert(sink->text(c));
+    }
+    EXPECT_EQ(run(r)->transcript(), sink->transcript());
+  }
+  EXPECT_GE(seen.size(), 3u) << "the draw picks among the choices";
+  // Greedy: the model's own favourite, every time.
+  auto r = request("yes or no?", 12);
+  r->chat.temperature = 0;
+  r->chat.guided_choice = {"no", "yes"};
+  const std::string greedy = run(r)->text();
+  EXPECT_TRUE(greedy == "yes" || greedy == "no") << greedy;
+  EXPECT_EQ(run(r)->text(), greedy);
+}
+
+TEST_F(LocalBackendTest, GuidesRefuseOptionsThatWouldBreakThem) {
+  api::ApiError err;
+  auto r = request("hi", 8);
+  r->chat.response_format = json_object_format();
+  r->chat.min_tokens = 2;
+  EXPECT_FALSE(backend_->generate(r, std::make_shared<Collect>(), &err));
+  EXPECT_EQ(err.status, 400);
+  EXPECT_NE(err.message.find("min_tokens"), std::string::npos) << err.message;
+  r->chat.min_tokens = 0;
+  r->chat.ignore_eos = true;
+  EXPECT_FALSE(backend_->generate(r, std::make_shared<Collect>(), &err));
+  EXPECT_EQ(err.status, 400);
+  EXPECT_NE(err.message.find("ignore_eos"), std::string::npos) << err.message;
+  // With a stop id something can still end the answer.
+  r->chat.stop_token_ids = {backend_->engine().tokenizer()->encode("}", false).front()};
+  r->chat.include_stop_str_in_output = true;
+  auto sink = run(r);
+  EXPECT_FALSE(sink->text().empty());
+}
+
+}  // namespace
+}  // namespace reprox::engine
