@@ -51,7 +51,7 @@ bool keyed_by_name(const std::string& member) {
       "store",           "cache",           "chat_template_kwargs", "min_p",       "repetition_penalty",
       "min_tokens",      "ignore_eos",      "stop_token_ids",    "include_stop_str_in_output", "skip_special_tokens",
       "add_generation_prompt", "continue_final_message", "allowed_token_ids", "bad_words",
-      "truncate_prompt_tokens", "return_tokens_as_token_ids", "guided_choice"};
+      "truncate_prompt_tokens", "return_tokens_as_token_ids", "guided_choice", "guided_json"};
   for (const char* name : names) {
     if (member == name) return true;
   }
@@ -126,6 +126,7 @@ KeyResult make_key(const api::ChatRequest& request, const KeyContext& context) {
   if (request.return_tokens_as_token_ids) c.emplace_back("return_tokens_as_token_ids", true);
   if (!request.guided_choice.empty())  // sorted and unique: the order never changes the answer
     c.emplace_back("guided_choice", json::Array(request.guided_choice.begin(), request.guided_choice.end()));
+  if (const json::Value* v = request.raw.find("guided_json")) add_if_present(c, "guided_json", *v);
 
   add_if_present(c, "tools", request.tools);
   add_if_present(c, "tool_choice", request.tool_choice);

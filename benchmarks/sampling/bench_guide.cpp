@@ -3,8 +3,9 @@
 // 1) over the same logits.
 //   - vocabulary: building the guides' view of the tokenizer (once per model);
 //   - mask, uncached: one walk of the token trie from a JSON state (inside a
-//     string, where almost every token fits; after '{', where few do) or a
-//     guided_choice state: what a step costs the first time a state is seen;
+//     string, where almost every token fits; after '{', where few do), a
+//     guided_choice state, or a JSON schema's (inside a key, where only its
+//     names fit): what a step costs the first time a state is seen;
 //   - guided step, cached: a sampling step whose state's mask is cached,
 //     which is most steps (a string's every token, for instance).
 // Best of a few repetitions, in microseconds.
@@ -65,6 +66,14 @@ int main() {
   after_brace.feed("{");
   in_number.feed("{\"n\": 12");
   ChoiceMachine choice({"positive", "negative", "neutral"});
+  std::string error;
+  const auto schema = JsonSchema::compile(
+      R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},)"
+      R"("mood":{"enum":["happy","sad"]}},"required":["name","age","mood"],"additionalProperties":false})",
+      &error);
+  JsonMachine schema_key(schema.get()), schema_string(schema.get());
+  schema_key.feed("{\"name\": \"Ada\", \"");
+  schema_string.feed("{\"name\": \"Ad");
 
   const auto logits = random_logits(vocab);
   SamplerScratch scratch;
@@ -91,7 +100,9 @@ int main() {
       {"mask uncached, in a string", walk_us(in_string)},
       {"mask uncached, after '{'", walk_us(after_brace)},
       {"mask uncached, in a number", walk_us(in_number)},
-      {"mask uncached, guided_choice", walk_us(choice)}};
+      {"mask uncached, guided_choice", walk_us(choice)},
+      {"mask uncached, schema, in a key", walk_us(schema_key)},
+      {"mask uncached, schema, in a string", walk_us(schema_string)}};
   for (const auto& [what, r] : walks)
     std::printf("%-34s %12.0f %10zu %12.2f\n", what, r.first, r.second, r.first / plain_us);
   std::printf("%-34s %12.0f %10s %12.2f\n", "guided step, mask cached", guided_us, "-", guided_us / plain_us);

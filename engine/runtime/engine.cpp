@@ -31,6 +31,7 @@ std::optional<std::string> guide_conflict(const EngineJob& job) {
   const GuideSpec& g = job.guide;
   if (g.kind == GuideSpec::Kind::kNone) return std::nullopt;
   if (g.kind == GuideSpec::Kind::kChoice && g.choices.empty()) return "guided_choice needs at least one choice";
+  if (g.kind == GuideSpec::Kind::kJsonSchema && !g.schema) return "a json_schema guide needs its compiled schema";
   if (job.sampling.min_tokens > 0) return "min_tokens cannot be combined with guided decoding";
   if (job.ignore_eos && job.stop_token_ids.empty())
     return "ignore_eos cannot be combined with guided decoding: nothing could end the answer";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/sampling/internal/sorted_prefix.hpp"
+
 namespace reprox::engine {
 
 ChoiceMachine::ChoiceMachine(std::vector<std::string> choices) {
@@ -18,13 +20,7 @@ bool ChoiceMachine::feed(std::string_view bytes) {
 }
 
 bool ChoiceMachine::feed(uint8_t byte) {
-  // The range is sorted and shares its first pos_ bytes, so the choices whose
-  // next byte is `byte` are contiguous; a choice that ends at pos_ sorts first.
-  const auto& c = *choices_;
-  uint32_t lo = lo_;
-  while (lo < hi_ && (c[lo].size() <= pos_ || static_cast<uint8_t>(c[lo][pos_]) < byte)) ++lo;
-  uint32_t hi = lo;
-  while (hi < hi_ && static_cast<uint8_t>(c[hi][pos_]) == byte) ++hi;
+  const auto [lo, hi] = internal::narrow_by_byte(*choices_, lo_, hi_, pos_, byte, internal::itself);
   if (lo == hi) return false;
   lo_ = lo;
   hi_ = hi;

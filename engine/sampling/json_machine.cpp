@@ -1,5 +1,7 @@
 #include "engine/sampling/json_machine.hpp"
 
+#include "engine/sampling/internal/sorted_prefix.hpp"
+
 namespace reprox::engine {
 
 namespace {
@@ -50,6 +52,8 @@ bool JsonMachine::feed(uint8_t byte) {
     case Mode::kNumberExp:
     case Mode::kNumberExpSign:
     case Mode::kNumberExpDigits: return feed_number(byte);
+    case Mode::kKeyName: return feed_key_name(byte);
+    case Mode::kEnumValue: return feed_enum_value(byte);
     case Mode::kDone: return false;
     default: return feed_structural(byte);
   }
@@ -69,10 +73,18 @@ bool JsonMachine::feed_structural(uint8_t byte) {
       return begin_value(byte);
     case Mode::kValue: return begin_value(byte);
     case Mode::kKeyOrClose:
-      if (byte == '}') return close();
+      if (byte == '}') return may_close_object() && close();
       [[fallthrough]];
     case Mode::kKey:
       if (byte != '"') return false;
+      if (schema_ && !schema_->node(node_[depth_ - 1]).free_object) {
+        if (next_[depth_ - 1] >= key_window_end()) return false;  // no property may come
+        mode_ = Mode::kKeyName;
+        lo_ = 0;
+        hi_ = static_cast<uint16_t>(schema_->node(node_[depth_ - 1]).names.size());
+        pos_ = 0;
+        return true;
+      }
       mode_ = Mode::kString;
       in_key_ = true;
       return true;
@@ -84,9 +96,11 @@ bool JsonMachine::feed_structural(uint8_t byte) {
       const char top = stack_[depth_ - 1];
       if (byte == ',') {
         mode_ = top == 'o' ? Mode::kKey : Mode::kValue;
+        if (schema_ && top == 'a') value_node_ = schema_->node(node_[depth_ - 1]).items;
         return true;
       }
-      if ((byte == '}' && top == 'o') || (byte == ']' && top == 'a')) return close();
+      if (byte == '}' && top == 'o') return may_close_object() && close();
+      if (byte == ']' && top == 'a') return close();
       return false;
     }
     default: return false;
@@ -94,6 +108,17 @@ bool JsonMachine::feed_structural(uint8_t byte) {
 }
 
 bool JsonMachine::begin_value(uint8_t byte) {
+  if (schema_) {
+    const JsonSchema::Node& n = schema_->node(value_node_);
+    if (!n.literals.empty()) {
+      mode_ = Mode::kEnumValue;
+      lo_ = 0;
+      hi_ = static_cast<uint16_t>(n.literals.size());
+      pos_ = 0;
+      return feed_enum_value(byte);
+    }
+    if (!begin_schema_value(byte)) return false;
+  }
   switch (byte) {
     case '{': return open('o');
     case '[': return open('a');
@@ -119,6 +144,11 @@ bool JsonMachine::begin_value(uint8_t byte) {
 
 bool JsonMachine::open(char container) {
   if (depth_ >= kMaxDepth) return false;
+  if (schema_) {
+    node_[depth_] = value_node_;
+    next_[depth_] = 0;
+    if (container == 'a') value_node_ = schema_->node(value_node_).items;
+  }
   stack_[depth_++] = container;
   mode_ = container == 'o' ? Mode::kKeyOrClose : Mode::kValueOrClose;
   return true;
@@ -141,8 +171,12 @@ bool JsonMachine::feed_string(uint8_t byte) {
     return true;
   }
   if (byte == '"') {
-    if (in_key_) mode_ = Mode::kColon;
-    else end_value();
+    if (in_key_) {
+      mode_ = Mode::kColon;
+      value_node_ = 0;  // a free object's values: any JSON
+    } else {
+      end_value();
+    }
     return true;
   }
   if (byte == '\\') {
@@ -189,11 +223,11 @@ bool JsonMachine::feed_number(uint8_t byte) {
     case Mode::kNumberInt:
     case Mode::kNumberFrac:
       if (digit && mode_ != Mode::kNumberZero) return true;
-      if (byte == '.' && mode_ != Mode::kNumberFrac) {
+      if (byte == '.' && mode_ != Mode::kNumberFrac && !integer_) {
         mode_ = Mode::kNumberDot;
         return true;
       }
-      if (exponent) {
+      if (exponent && !integer_) {
         mode_ = Mode::kNumberExp;
         return true;
       }
@@ -230,6 +264,101 @@ void JsonMachine::append_key(std::string* out) const {
     default: break;
   }
   out->append(stack_, depth_);
+  if (!schema_) return;
+  auto put16 = [out](uint16_t v) {
+    out->push_back(static_cast<char>(v & 0xFF));
+    out->push_back(static_cast<char>(v >> 8));
+  };
+  out->push_back(static_cast<char>(integer_));
+  put16(value_node_);
+  if (mode_ == Mode::kKeyName || mode_ == Mode::kEnumValue) {
+    put16(lo_);
+    put16(hi_);
+    put16(pos_);
+  }
+  for (uint8_t d = 0; d < depth_; ++d) {
+    put16(node_[d]);
+    put16(next_[d]);
+  }
+}
+
+bool JsonMachine::begin_schema_value(uint8_t byte) {
+  const JsonSchema::Node& n = schema_->node(value_node_);
+  uint8_t bit;
+  switch (byte) {
+    case '{': bit = JsonSchema::kObject; break;
+    case '[': bit = JsonSchema::kArray; break;
+    case '"': bit = JsonSchema::kString; break;
+    case 't':
+    case 'f': bit = JsonSchema::kBoolean; break;
+    case 'n': bit = JsonSchema::kNull; break;
+    default:
+      if (byte != '-' && !is_digit(byte)) return true;  // not a value: begin_value refuses it
+      bit = (n.types & JsonSchema::kNumber) ? JsonSchema::kNumber : JsonSchema::kInteger;
+  }
+  if (!(n.types & bit)) return false;
+  int index = 0;
+  while (!((bit >> index) & 1)) ++index;
+  value_node_ = n.by_type[index];
+  integer_ = bit == JsonSchema::kInteger;
+  return true;
+}
+
+size_t JsonMachine::key_window_end() const {
+  const auto& props = schema_->node(node_[depth_ - 1]).properties;
+  for (size_t i = next_[depth_ - 1]; i < props.size(); ++i)
+    if (props[i].required) return i + 1;
+  return props.size();
+}
+
+bool JsonMachine::may_close_object() const {
+  if (!schema_) return true;
+  const JsonSchema::Node& n = schema_->node(node_[depth_ - 1]);
+  if (n.free_object) return true;
+  for (size_t i = next_[depth_ - 1]; i < n.properties.size(); ++i)
+    if (n.properties[i].required) return false;
+  return true;
+}
+
+bool JsonMachine::feed_key_name(uint8_t byte) {
+  const JsonSchema::Node& n = schema_->node(node_[depth_ - 1]);
+  const auto& names = n.names;  // sorted (name, property index)
+  const size_t first = next_[depth_ - 1], end = key_window_end();
+  auto may_come = [&](size_t k) { return names[k].second >= first && names[k].second < end; };
+  if (byte == '"') {  // the name that ends here sorts first in the range
+    if (lo_ >= hi_ || names[lo_].first.size() != pos_ || !may_come(lo_)) return false;
+    const uint16_t property = names[lo_].second;
+    next_[depth_ - 1] = static_cast<uint16_t>(property + 1);
+    value_node_ = n.properties[property].node;
+    mode_ = Mode::kColon;
+    return true;
+  }
+  const auto [lo, hi] =
+      internal::narrow_by_byte(names, lo_, hi_, pos_, byte, [](const auto& entry) -> const std::string& {
+        return entry.first;
+      });
+  bool any = false;
+  for (uint32_t k = lo; k < hi && !any; ++k) any = may_come(k);
+  if (!any) return false;
+  lo_ = static_cast<uint16_t>(lo);
+  hi_ = static_cast<uint16_t>(hi);
+  ++pos_;
+  return true;
+}
+
+bool JsonMachine::feed_enum_value(uint8_t byte) {
+  const auto& literals = schema_->node(value_node_).literals;  // sorted
+  const auto [lo, hi] = internal::narrow_by_byte(literals, lo_, hi_, pos_, byte, internal::itself);
+  if (lo < hi) {
+    lo_ = static_cast<uint16_t>(lo);
+    hi_ = static_cast<uint16_t>(hi);
+    ++pos_;
+    return true;
+  }
+  // No value goes on with this byte: one may have ended before it.
+  if (lo_ >= hi_ || literals[lo_].size() != pos_) return false;
+  end_value();
+  return feed_structural(byte);
 }
 
 }  // namespace reprox::engine

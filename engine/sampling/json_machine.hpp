@@ -7,13 +7,20 @@
 // containers nest at most kMaxDepth deep, and a run of whitespace between
 // tokens is at most kMaxWhitespaceRun bytes (room for pretty-printed JSON).
 //
-// A JsonMachine is a small value (about 80 bytes, no heap): copy it to try a
-// continuation. Not thread-safe; copies are independent.
+// With a JsonSchema (json_schema.hpp) the object must also follow it: keys
+// in the schema's order, required ones present, values of the types,
+// items and enums it names.
+//
+// A JsonMachine is a small value (about 80 bytes, 220 with a schema; no
+// heap): copy it to try a continuation. Not thread-safe; copies are
+// independent.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "engine/sampling/json_schema.hpp"
 
 namespace reprox::engine {
 
@@ -21,6 +28,10 @@ class JsonMachine {
  public:
   static constexpr int kMaxDepth = 32;
   static constexpr int kMaxWhitespaceRun = 24;
+
+  JsonMachine() = default;
+  // Follows `schema` too; it must outlive this machine and its copies.
+  explicit JsonMachine(const JsonSchema* schema) : schema_(schema), value_node_(schema ? schema->root() : 0) {}
 
   // Consumes one byte; false (and the state is then unspecified) when no
   // document in the language begins with the bytes so far plus this one.
@@ -53,6 +64,8 @@ class JsonMachine {
     kNumberExpSign,  // after the exponent's sign
     kNumberExpDigits,
     kLiteral,        // inside true, false or null
+    kKeyName,        // schema: inside a key, names_[lo_, hi_) still match
+    kEnumValue,      // schema: inside an enum value, literals[lo_, hi_) still match
     kDone,
   };
 
@@ -63,6 +76,12 @@ class JsonMachine {
   bool open(char container);
   bool close();  // the caller checked the bracket against the stack's top
   void end_value();
+  // Schema checks and steps (no-ops without a schema).
+  bool begin_schema_value(uint8_t byte);
+  bool may_close_object() const;
+  bool feed_key_name(uint8_t byte);
+  bool feed_enum_value(uint8_t byte);
+  size_t key_window_end() const;  // one past the last property that may come next
 
   Mode mode_ = Mode::kStart;
   bool in_key_ = false;       // the string being read is an object key
@@ -75,6 +94,13 @@ class JsonMachine {
   uint8_t whitespace_run_ = 0;
   uint8_t depth_ = 0;
   char stack_[kMaxDepth] = {};  // 'o' object, 'a' array; [0, depth_) open
+  // With a schema:
+  const JsonSchema* schema_ = nullptr;
+  bool integer_ = false;        // the number being read must be an integer
+  uint16_t value_node_ = 0;     // the node of the next value
+  uint16_t lo_ = 0, hi_ = 0, pos_ = 0;  // kKeyName, kEnumValue: the range still matching
+  uint16_t node_[kMaxDepth] = {};  // each open container's node
+  uint16_t next_[kMaxDepth] = {};  // each open object's next property index
 };
 
 }  // namespace reprox::engine

@@ -8,16 +8,16 @@ namespace reprox::engine {
 
 namespace {
 
-constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+constexpr double kBanned = -std::numeric_limits<double>::infinity();
 
-bool has(const std::vector<uint64_t>& bits, int32_t id) { return (bits[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1u; }
-void set(std::vector<uint64_t>& bits, int32_t id) { bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63); }
-void clear(std::vector<uint64_t>& bits, int32_t id) { bits[static_cast<size_t>(id) >> 6] &= ~(uint64_t{1} << (id & 63)); }
+bool bit_set(const std::vector<uint64_t>& bits, int32_t id) { return (bits[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1u; }
+void set_bit(std::vector<uint64_t>& bits, int32_t id) { bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63); }
+void clear_bit(std::vector<uint64_t>& bits, int32_t id) { bits[static_cast<size_t>(id) >> 6] &= ~(uint64_t{1} << (id & 63)); }
 
-bool complete(const JsonMachine& m) { return m.complete(); }
-bool complete(const ChoiceMachine& m) { return m.complete(); }
-bool finished(const JsonMachine& m) { return m.complete(); }
-bool finished(const ChoiceMachine& m) { return m.finished(); }
+bool guide_complete(const JsonMachine& m) { return m.complete(); }
+bool guide_complete(const ChoiceMachine& m) { return m.complete(); }
+bool guide_finished(const JsonMachine& m) { return m.complete(); }
+bool guide_finished(const ChoiceMachine& m) { return m.finished(); }
 
 }  // namespace
 
@@ -37,11 +37,12 @@ TokenGuide::TokenGuide(const GuideSpec& spec, std::shared_ptr<const GuideVocabul
                        std::vector<int32_t> end_ids)
     : kind_(spec.kind), vocabulary_(std::move(vocabulary)), end_ids_(std::move(end_ids)) {
   if (kind_ == GuideSpec::Kind::kChoice) choice_start_.emplace(spec.choices);
+  if (kind_ == GuideSpec::Kind::kJsonSchema) schema_ = spec.schema;
 }
 
 TokenGuide::Cursor TokenGuide::start() const {
   if (choice_start_) return Cursor(this, *choice_start_);
-  return Cursor(this, JsonMachine{});
+  return Cursor(this, JsonMachine(schema_.get()));
 }
 
 void TokenGuide::Cursor::advance(int32_t token) {
@@ -60,8 +61,8 @@ void TokenGuide::Cursor::mask(double* x, int32_t vocab_size) const {
   const std::shared_ptr<const Bits> bits = guide_->allowed(*this);
   const int32_t known = std::min(vocab_size, guide_->vocabulary_->size());
   for (int32_t id = 0; id < known; ++id)
-    if (!has(*bits, id)) x[id] = kMinusInfinity;
-  for (int32_t id = known; id < vocab_size; ++id) x[id] = kMinusInfinity;
+    if (!bit_set(*bits, id)) x[id] = kBanned;
+  for (int32_t id = known; id < vocab_size; ++id) x[id] = kBanned;
 }
 
 std::shared_ptr<const TokenGuide::Bits> TokenGuide::allowed(const Cursor& cursor) const {
@@ -85,18 +86,18 @@ std::shared_ptr<const TokenGuide::Bits> TokenGuide::compute(const Cursor& cursor
   if (!cursor.dead_) {
     std::visit(
         [&](const auto& m) {
-          may_end = complete(m);
-          if (!finished(m)) vocabulary_->trie(cursor.first_).walk(m, [&](int32_t id) { set(*bits, id); });
+          may_end = guide_complete(m);
+          if (!guide_finished(m)) vocabulary_->trie(cursor.first_).walk(m, [&](int32_t id) { set_bit(*bits, id); });
         },
         cursor.machine_);
   }
   // The end ids follow the rule above, whatever their bytes.
   for (const int32_t id : end_ids_)
-    if (id >= 0 && id < size) clear(*bits, id);
+    if (id >= 0 && id < size) clear_bit(*bits, id);
   const bool none = std::all_of(bits->begin(), bits->end(), [](uint64_t w) { return w == 0; });
   if (may_end || none)
     for (const int32_t id : end_ids_)
-      if (id >= 0 && id < size) set(*bits, id);
+      if (id >= 0 && id < size) set_bit(*bits, id);
   return bits;
 }
 

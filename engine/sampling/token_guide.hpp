@@ -1,5 +1,6 @@
 // Guided decoding: keeps each choice's text inside a language (one JSON
-// object, for JSON mode; one string of a list, for vLLM's guided_choice) by
+// object, for JSON mode; one that follows a JSON schema; one string of a
+// list, for vLLM's guided_choice) by
 // masking, at every step, the tokens whose bytes would leave it.
 //
 // Contract: a token may be drawn when the text so far plus its bytes still
@@ -25,14 +26,16 @@
 
 #include "engine/sampling/choice_machine.hpp"
 #include "engine/sampling/json_machine.hpp"
+#include "engine/sampling/json_schema.hpp"
 #include "engine/sampling/token_trie.hpp"
 
 namespace reprox::engine {
 
 struct GuideSpec {
-  enum class Kind { kNone, kJsonObject, kChoice };
+  enum class Kind { kNone, kJsonObject, kJsonSchema, kChoice };
   Kind kind = Kind::kNone;
-  std::vector<std::string> choices;  // kChoice: at least one
+  std::vector<std::string> choices;          // kChoice: at least one
+  std::shared_ptr<const JsonSchema> schema;  // kJsonSchema: not null
 };
 
 // A model's tokens as guides read them. Built once per model.
@@ -88,6 +91,7 @@ class TokenGuide {
   std::shared_ptr<const GuideVocabulary> vocabulary_;
   std::vector<int32_t> end_ids_;
   std::optional<ChoiceMachine> choice_start_;  // kChoice
+  std::shared_ptr<const JsonSchema> schema_;   // kJsonSchema
   mutable std::mutex mutex_;
   mutable std::unordered_map<std::string, std::shared_ptr<const Bits>> cache_;
 };

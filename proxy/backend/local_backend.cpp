@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "proxy/api/message_parser.hpp"
+#include "proxy/backend/guide_spec.hpp"
 #include "proxy/backend/local_request_checks.hpp"
 
 namespace reprox {
@@ -77,18 +78,6 @@ json::Value template_messages(const std::vector<api::ChatMessage>& messages) {
     out.emplace_back(std::move(o));
   }
   return json::Value(std::move(out));
-}
-
-engine::GuideSpec guide_spec(const api::ChatRequest& chat) {
-  engine::GuideSpec spec;
-  if (!chat.guided_choice.empty()) {
-    spec.kind = engine::GuideSpec::Kind::kChoice;
-    spec.choices = chat.guided_choice;
-  } else if (const json::Value* type = chat.response_format.find("type");
-             type && type->is_string() && type->as_string() == "json_object") {
-    spec.kind = engine::GuideSpec::Kind::kJsonObject;
-  }
-  return spec;
 }
 
 std::vector<std::vector<int32_t>> bad_word_ids(const tok::Tokenizer& tokenizer, const std::vector<std::string>& words) {
@@ -176,7 +165,10 @@ std::unique_ptr<GenerationHandle> LocalBackend::generate(std::shared_ptr<const B
   job.include_stop = chat.include_stop_str_in_output;
   job.skip_special = chat.skip_special_tokens;
   job.logprob_token_ids = chat.return_tokens_as_token_ids;
-  job.guide = guide_spec(chat);
+  if (auto e = guide_spec(chat, &job.guide)) {
+    *error = std::move(*e);
+    return nullptr;
+  }
   job.tenant = request->tenant;
   job.sink = std::make_shared<SinkAdapter>(std::move(sink));
   job.cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -221,7 +213,9 @@ std::optional<api::ApiError> LocalBackend::check_supported(const api::ChatReques
   };
   if (auto e = past_vocabulary("stop_token_ids", request.stop_token_ids)) return e;
   if (auto e = past_vocabulary("allowed_token_ids", request.allowed_token_ids)) return e;
-  return unsupported_option(request);
+  if (auto e = unsupported_option(request)) return e;
+  engine::GuideSpec guide;
+  return guide_spec(request, &guide);
 }
 
 std::pair<int, std::string> LocalBackend::call(const std::string& path, const std::string& body) {

@@ -49,9 +49,6 @@ json::Value template_messages(const std::vector<api::ChatMessage>& messages);
 // spaces, and, when it tokenizes to as many ids of another first word
 // token, with one leading space (its form inside a text).
 std::vector<std::vector<int32_t>> bad_word_ids(const tok::Tokenizer& tokenizer, const std::vector<std::string>& words);
-// The language the answer must stay in: response_format json_object (JSON
-// mode: one JSON object), guided_choice (one of its strings), or none.
-engine::GuideSpec guide_spec(const api::ChatRequest& chat);
 // An engine error as the client sees it: its status, type, param and code.
 api::ApiError to_api_error(const engine::EngineError& error);
 

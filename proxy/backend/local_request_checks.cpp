@@ -17,7 +17,8 @@ struct Extension {
 };
 
 // vLLM's chat completion extensions the engine does not implement. (Those
-// it does, from top_k to guided_choice, are fields of the request.
+// it does, from top_k to guided_choice, are fields of the request;
+// guided_json is read by guide_spec.hpp.
 // spaces_between_special_tokens changes nothing: tokenizer.json decoding
 // ignores it, as Hugging Face's fast tokenizers and vLLM's detokenizer for
 // them do.)
@@ -25,7 +26,6 @@ constexpr Extension kExtensions[] = {
     {"length_penalty", Neutral::kOne},
     {"use_beam_search", Neutral::kFalse},
     {"prompt_logprobs", Neutral::kNone},
-    {"guided_json", Neutral::kNone},
     {"guided_regex", Neutral::kNone},
     {"guided_grammar", Neutral::kNone},
     {"structural_tag", Neutral::kNone},
@@ -98,12 +98,6 @@ std::optional<api::ApiError> unsupported_option(const api::ChatRequest& request)
     return refuse("tool_choice", "does not support tool calling");
   if (const json::Value* c = present("function_call"); c && !is_string(*c, "none") && !is_string(*c, "auto"))
     return refuse("function_call", "does not support function calling");
-  if (!request.response_format.is_null()) {
-    const json::Value* type = request.response_format.find("type");
-    if (!type || (!is_string(*type, "text") && !is_string(*type, "json_object")))
-      return refuse("response_format",
-                    "supports response_format types 'text' and 'json_object' (JSON mode), not 'json_schema'");
-  }
   if (const json::Value* m = present("modalities"); m && m->is_array())
     for (const auto& modality : m->as_array())
       if (!is_string(modality, "text")) return refuse("modalities", "answers with text only");

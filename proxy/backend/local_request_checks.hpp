@@ -16,13 +16,14 @@ namespace reprox {
 std::optional<api::ApiError> unreadable_part(const std::vector<api::ChatMessage>& messages);
 
 // The first option that asks for what the engine cannot give: tool or
-// function calls, structured output to a schema, audio, a web search, and vLLM's
-// sampling and decoding extensions it does not implement (guided_json,
+// function calls, audio, a web search, and vLLM's
+// sampling and decoding extensions it does not implement (guided_regex,
 // use_beam_search, prompt_logprobs, ...) when set to anything but their
 // neutral value. Options that cannot change a text answer (tool_choice
 // "none" or "auto" without tools, prediction, store, metadata, echo false,
-// ...) pass; so do JSON mode and the extensions the engine implements
-// (min_p, repetition_penalty, min_tokens, ignore_eos, guided_choice, ...).
+// ...) pass; so do structured output (response_format json_object and
+// json_schema, whose schema guide_spec.hpp checks) and the extensions the
+// engine implements (min_p, min_tokens, guided_choice, guided_json, ...).
 std::optional<api::ApiError> unsupported_option(const api::ChatRequest& request);
 
 }  // namespace reprox

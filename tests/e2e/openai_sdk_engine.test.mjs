@@ -163,9 +163,9 @@ test('continue_final_message continues the final message', async () => {
     });
 });
 
-// JSON mode and vLLM's guided_choice: answers stay in their language,
+// JSON mode, structured output and vLLM's guided_choice: answers stay in their language,
 // streamed or not. The random test model is biased towards short objects.
-test('response_format json_object and guided_choice', async () => {
+test('response_format json_object and json_schema, and guided_choice', async () => {
   const model = (await client.models.list()).data[0].id;
   const logit_bias = {};
   for (const piece of ['{"', 'a', '":', ' ', '1', '}', '<|im_end|>'])
@@ -193,10 +193,30 @@ test('response_format json_object and guided_choice', async () => {
     assert.ok(colours.includes(choice.message.content), choice.message.content);
     assert.equal(choice.finish_reason, 'stop');
   }
-  await assert.rejects(client.chat.completions.create({ model, messages,
-    response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }), (e) => {
+  // Structured output to a strict schema, as the SDK sends it.
+  const schema = { type: 'object', properties: { colour: { enum: ['red', 'green'] }, count: { type: 'integer' } },
+    required: ['colour', 'count'], additionalProperties: false };
+  const schemaBias = {};  // no digits: an integer would run on
+  for (const piece of ['{"', '":', '"', ',"', '}', '<|im_end|>'])
+    for (const id of (await textEndpoint('/tokenize', { prompt: piece })).tokens) schemaBias[id] = 12;
+  const structured = { model, messages, max_tokens: 40, logit_bias: schemaBias,
+    response_format: { type: 'json_schema', json_schema: { name: 'pick', strict: true, schema } } };
+  let followed = 0;
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    const answer = await client.chat.completions.create({ ...structured, seed });
+    if (answer.choices[0].finish_reason !== 'stop') continue;
+    followed += 1;
+    const value = JSON.parse(answer.choices[0].message.content);
+    assert.deepEqual(Object.keys(value), ['colour', 'count']);
+    assert.ok(['red', 'green'].includes(value.colour));
+    assert.ok(Number.isInteger(value.count));
+  }
+  assert.ok(followed >= 3, `${followed} of 6 answers ended`);
+  schema.properties.count.minimum = 0;  // a keyword it cannot enforce: refused, not ignored
+  await assert.rejects(client.chat.completions.create(structured), (e) => {
     assert.ok(e instanceof OpenAI.BadRequestError, String(e));
     assert.equal(e.param, 'response_format');
+    assert.match(e.message, /minimum/);
     return true;
   });
 });

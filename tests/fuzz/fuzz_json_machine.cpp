@@ -17,6 +17,7 @@
 namespace {
 
 using reprox::engine::JsonMachine;
+std::string schema_error;
 
 // Where simdjson and RFC 8259 part: numbers past a double's range and
 // lone surrogate escapes. Such texts are not compared.
@@ -58,6 +59,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   const bool machine = taken == size && m.complete();
+
+  // A schema only narrows the language.
+  static const auto schema = reprox::engine::JsonSchema::compile(
+      R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":["string","null"]},)"
+      R"("c":{"type":"array","items":{"enum":[1,"x",{"k":[]}]}},"d":{}},"required":["b"]})",
+      &schema_error);
+  FUZZ_CHECK(schema != nullptr, "the fuzz schema compiles");
+  JsonMachine follows(schema.get());
+  if (follows.feed(text) && follows.complete()) FUZZ_CHECK(machine, "a document that follows a schema is JSON");
 
   // Equal keys, equal futures: two accepted prefixes whose states have the
   // same key take exactly the same next bytes.

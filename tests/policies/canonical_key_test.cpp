@@ -150,7 +150,8 @@ TEST(CanonicalKey, StopAndPromptControlsOnlyWhenNotNeutral) {
                              R"("include_stop_str_in_output":true)", R"("skip_special_tokens":false)",
                              R"("add_generation_prompt":false)", R"("allowed_token_ids":[5])",
                              R"("bad_words":["no"])", R"("truncate_prompt_tokens":-1)",
-                             R"("return_tokens_as_token_ids":true)", R"("guided_choice":["a"])"}) {
+                             R"("return_tokens_as_token_ids":true)", R"("guided_choice":["a"])",
+                             R"("guided_json":{"type":"object"})"}) {
     const KeyResult k = key_of(base + "," + member + "}");
     EXPECT_NE(k.key, plain.key) << member;
   }

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "proxy/backend/backend.hpp"
 
 namespace reprox::testing_support {
@@ -32,6 +34,7 @@ struct Sampling {
   std::vector<int64_t> allowed_token_ids;  // sorted, unique
   std::vector<std::string> bad_words;      // sorted, unique
   bool json_mode = false;                  // response_format json_object
+  std::string json_schema;                 // response_format json_schema with this schema
   std::vector<std::string> guided_choice;  // sorted, unique
 };
 
@@ -67,6 +70,13 @@ inline std::shared_ptr<BackendRequest> chat_request(const std::string& model_id,
   r->chat.bad_words = s.bad_words;
   r->chat.guided_choice = s.guided_choice;
   if (s.json_mode) r->chat.response_format = json::Value(json::Object{{"type", json::Value("json_object")}});
+  if (!s.json_schema.empty()) {
+    json::Value schema;
+    EXPECT_FALSE(json::parse(s.json_schema, schema)) << s.json_schema;
+    json::Object spec{{"name", json::Value("test")}, {"schema", schema}};
+    r->chat.response_format =
+        json::Value(json::Object{{"type", json::Value("json_schema")}, {"json_schema", json::Value(std::move(spec))}});
+  }
   r->model_id = model_id;
   r->seed = s.seed;
   r->max_tokens = s.max_tokens;

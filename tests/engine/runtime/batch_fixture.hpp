@@ -53,8 +53,12 @@ inline Sampling random_sampling(std::mt19937& rng) {
   // Guided decoding, without the options it refuses (min_tokens, nothing
   // to end the answer) and without allowed ids that could not spell it.
   if (pick(6) == 0) {
-    if (pick(2) == 0) s.json_mode = true;
-    else s.guided_choice = {"maybe not", "no", "yes"};
+    const int kind = pick(3);
+    if (kind == 0) s.json_mode = true;
+    if (kind == 1) s.guided_choice = {"maybe not", "no", "yes"};
+    if (kind == 2)
+      s.json_schema = R"({"type":"object","properties":{"city":{"type":"string"},"rank":{"type":"integer"},)"
+                      R"("tags":{"type":"array","items":{"enum":["a","b"]}}},"required":["city"]})";
     s.min_tokens = 0;
     s.ignore_eos = s.ignore_eos && !s.stop_token_ids.empty();
     s.allowed_token_ids.clear();

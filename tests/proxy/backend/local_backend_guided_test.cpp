@@ -3,6 +3,7 @@
 // bytes run to run, and conflicting options are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -82,6 +83,53 @@ TEST_F(LocalBackendTest, GuidedChoiceAnswersAreOneOfTheChoices) {
   const std::string greedy = run(r)->text();
   EXPECT_TRUE(greedy == "yes" || greedy == "no") << greedy;
   EXPECT_EQ(run(r)->text(), greedy);
+}
+
+// A strict schema, as response_format json_schema and as vLLM's guided_json:
+// answers that end are objects with exactly its keys, in order, of its types.
+TEST_F(LocalBackendTest, JsonSchemaAnswersFollowTheSchema) {
+  const char* schema = R"({"type":"object","properties":{"answer":{"enum":["yes","no"]},
+      "score":{"type":"integer"},"notes":{"type":"array","items":{"type":"boolean"}}},
+      "required":["answer","score","notes"],"additionalProperties":false})";
+  const auto tokenizer = backend_->engine().tokenizer();
+  std::vector<std::pair<int64_t, double>> bias;
+  for (const char* piece : {"{\"", "\":", "\"", ",\"", "[", "]", "}", "<|im_end|>"})
+    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
+  std::sort(bias.begin(), bias.end());
+  int whole = 0;
+  for (const bool vllm : {false, true}) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      auto r = request("rate it", 40);
+      r->seed = seed;
+      r->chat.logit_bias = bias;
+      if (vllm) {
+        ASSERT_FALSE(json::parse(std::string(R"({"guided_json":)") + schema + "}", r->chat.raw));
+      } else {
+        ASSERT_FALSE(json::parse(std::string(R"({"type":"json_schema","json_schema":{"name":"rating","schema":)") +
+                                     schema + "}}",
+                                 r->chat.response_format));
+      }
+      ASSERT_FALSE(backend_->check_supported(r->chat));
+      auto sink = run(r);
+      const std::string text = sink->text();
+      EXPECT_EQ(run(r)->transcript(), sink->transcript());
+      if (finish_reason(*sink, 0) != "stop") continue;
+      ++whole;
+      json::Value v;
+      ASSERT_FALSE(json::parse(text, v)) << text;
+      ASSERT_TRUE(v.is_object()) << text;
+      const auto& members = v.as_object();
+      ASSERT_EQ(members.size(), 3u) << text;
+      EXPECT_EQ(members[0].first, "answer");
+      EXPECT_TRUE(members[0].second.as_string() == "yes" || members[0].second.as_string() == "no") << text;
+      EXPECT_EQ(members[1].first, "score");
+      EXPECT_TRUE(members[1].second.is_number()) << text;
+      EXPECT_EQ(text.find('.', text.find("score")), std::string::npos) << "an integer: " << text;
+      EXPECT_EQ(members[2].first, "notes");
+      for (const auto& item : members[2].second.as_array()) EXPECT_TRUE(item.is_bool()) << text;
+    }
+  }
+  EXPECT_GE(whole, 8);
 }
 
 TEST_F(LocalBackendTest, GuidesRefuseOptionsThatWouldBreakThem) {

@@ -20,12 +20,14 @@ TEST_F(LocalBackendTest, RefusesWhatItCannotHonourWithA400NamingTheParam) {
   EXPECT_EQ(e->status, 400);
   EXPECT_EQ(e->param, "tools");
   req.tools = json::Value();
-  req.response_format = json::Value(json::Object{{"type", json::Value("json_schema")}});
+  ASSERT_FALSE(json::parse(R"({"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object",
+      "properties":{"s":{"type":"string","pattern":"^a"}}}}})",
+                           req.response_format));
   e = backend_->check_supported(req);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->param, "response_format");
-  EXPECT_NE(e->message.find("json_object"), std::string::npos) << e->message;
-  for (const char* type : {"text", "json_object"}) {
+  EXPECT_NE(e->message.find("'pattern'"), std::string::npos) << e->message;
+  for (const char* type : {"text", "json_object", "json_schema"}) {
     req.response_format = json::Value(json::Object{{"type", json::Value(type)}});
     EXPECT_FALSE(backend_->check_supported(req)) << type;
   }

@@ -24,7 +24,6 @@ TEST(LocalRequestChecks, AVllmExtensionTheEngineLacksIsA400NamingIt) {
   const std::pair<const char*, const char*> refused[] = {
       {"guided_regex", R"(,"guided_regex":"[a-z]+")"},
       {"prompt_logprobs", R"(,"prompt_logprobs":1)"},
-      {"guided_json", R"(,"guided_json":{"type":"object"})"},
       {"structural_tag", R"(,"structural_tag":"{}")"},
       {"echo", R"(,"echo":true)"},
       {"chat_template", R"(,"chat_template":"{{ messages }}")"},
@@ -53,7 +52,8 @@ TEST(LocalRequestChecks, NeutralValuesOfTheExtensionsPass) {
         R"(,"add_generation_prompt":false,"continue_final_message":true)",
         R"(,"allowed_token_ids":[2,3],"bad_words":["no"],"truncate_prompt_tokens":8)",
         R"(,"return_tokens_as_token_ids":true,"spaces_between_special_tokens":false)",
-        R"(,"guided_choice":["yes","no"])", R"(,"response_format":{"type":"json_object"})"}) {
+        R"(,"guided_choice":["yes","no"])", R"(,"response_format":{"type":"json_object"})",
+        R"(,"guided_json":{"type":"object"})"}) {
     auto e = check(extra);
     EXPECT_FALSE(e) << extra << ": " << e->to_json();
   }

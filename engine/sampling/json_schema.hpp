@@ -1,0 +1,63 @@
+// A JSON Schema compiled for guided decoding (response_format json_schema):
+// the subset OpenAI's strict structured outputs use, as a graph of nodes a
+// JsonMachine follows byte by byte.
+//
+// Supported: type (one or a list), properties with required (keys appear in
+// the schema's order; optional ones may be left out; no other keys),
+// additionalProperties false, items, enum, const, anyOf / oneOf whose
+// branches differ in type (Optional[X] and the like; enums and null merge),
+// nullable, $ref to "#", "#/$defs/..." or "#/definitions/..." (recursion
+// included). A schema without type or constraints, and an object without
+// properties, accept any JSON. Annotations (title, description, default,
+// examples, format, ...) are ignored. Every other keyword (pattern,
+// minimum, maxItems, allOf, ...) is refused: an answer must never break a
+// schema it was asked to follow. The root must be an object.
+//
+// Immutable after compile(); shared by the machines that read it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace reprox::engine {
+
+class JsonSchema {
+ public:
+  enum Type : uint8_t { kObject = 1, kArray = 2, kString = 4, kInteger = 8, kNumber = 16, kBoolean = 32, kNull = 64 };
+  static constexpr uint8_t kAnyType = 127;
+  static constexpr int kTypeCount = 7;
+
+  struct Property {
+    std::string name;  // needs no escaping in JSON
+    uint16_t node;
+    bool required;
+  };
+  struct Node {
+    uint8_t types = kAnyType;
+    // The node that reads a value of type bit i: this node, or an anyOf branch.
+    uint16_t by_type[kTypeCount] = {};
+    bool free_object = true;  // any keys, any values (no properties given)
+    std::vector<Property> properties;                     // in schema order
+    std::vector<std::pair<std::string, uint16_t>> names;  // (name, property index), sorted by name
+    uint16_t items = 0;                                   // arrays: the items' node
+    std::vector<std::string> literals;                    // enum/const: compact JSON, sorted; else empty
+  };
+
+  // The schema from its JSON text; null and *error set when it is not JSON,
+  // uses a keyword this subset lacks, or its root is not an object.
+  static std::shared_ptr<const JsonSchema> compile(std::string_view schema_json, std::string* error);
+
+  const Node& node(uint16_t index) const { return nodes_[index]; }
+  uint16_t root() const { return root_; }
+
+ private:
+  friend class JsonSchemaCompiler;
+  std::vector<Node> nodes_;
+  uint16_t root_ = 0;
+};
+
+}  // namespace reprox::engine
