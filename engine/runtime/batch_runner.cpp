@@ -8,9 +8,9 @@
 #include "engine/model/model.hpp"
 #include "engine/runtime/choice_emitter.hpp"
 #include "engine/runtime/engine.hpp"
+#include "engine/runtime/guide_vocabulary.hpp"
 #include "engine/runtime/kv_reuse.hpp"
 #include "engine/runtime/ordered_output.hpp"
-#include "engine/runtime/guide_vocabulary.hpp"
 #include "engine/sampling/sampler.hpp"
 
 namespace reprox::engine {

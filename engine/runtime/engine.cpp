@@ -33,6 +33,8 @@ std::optional<std::string> guide_conflict(const EngineJob& job) {
   if (g.kind == GuideSpec::Kind::kChoice && g.choices.empty()) return "guided_choice needs at least one choice";
   if (g.kind == GuideSpec::Kind::kJsonSchema && !g.schema) return "a json_schema guide needs its compiled schema";
   if (job.sampling.min_tokens > 0) return "min_tokens cannot be combined with guided decoding";
+  if (!job.sampling.allowed_ids.empty())  // they could leave nothing the guide allows
+    return "allowed_token_ids cannot be combined with guided decoding";
   if (job.ignore_eos && job.stop_token_ids.empty())
     return "ignore_eos cannot be combined with guided decoding: nothing could end the answer";
   return std::nullopt;

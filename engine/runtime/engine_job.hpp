@@ -58,8 +58,8 @@ struct EngineJob {
   bool skip_special = true;
   bool logprob_token_ids = false;  // logprobs name tokens "token_id:ID" (vLLM's return_tokens_as_token_ids)
   // Guided decoding: the text of every choice stays inside this language
-  // (token_guide.hpp). Not with min_tokens, nor with nothing to end a choice
-  // (ignore_eos and no stop_token_ids).
+  // (token_guide.hpp). Not with min_tokens or allowed ids, nor with nothing
+  // to end a choice (ignore_eos and no stop_token_ids).
   GuideSpec guide;
   int64_t max_tokens = 0;         // completion limit; Engine::submit clips it to the context window
   std::string tenant;             // salts KV reuse: tenants never share KV

@@ -145,6 +145,13 @@ TEST_F(LocalBackendTest, GuidesRefuseOptionsThatWouldBreakThem) {
   EXPECT_FALSE(backend_->generate(r, std::make_shared<Collect>(), &err));
   EXPECT_EQ(err.status, 400);
   EXPECT_NE(err.message.find("ignore_eos"), std::string::npos) << err.message;
+  r->chat.ignore_eos = false;
+  r->chat.allowed_token_ids = {1, 2, 3};
+  EXPECT_FALSE(backend_->generate(r, std::make_shared<Collect>(), &err));
+  EXPECT_EQ(err.status, 400);
+  EXPECT_NE(err.message.find("allowed_token_ids"), std::string::npos) << err.message;
+  r->chat.allowed_token_ids.clear();
+  r->chat.ignore_eos = true;
   // With a stop id something can still end the answer.
   r->chat.stop_token_ids = {backend_->engine().tokenizer()->encode("}", false).front()};
   r->chat.include_stop_str_in_output = true;
