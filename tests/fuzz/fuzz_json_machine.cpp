@@ -31,14 +31,21 @@ bool parsers_may_differ(std::string_view s) {
   return false;
 }
 
-// Within the machine's bounds: no whitespace run past its limit, anywhere,
-// and no bracket nesting past its depth (counted over every byte, so
-// brackets inside strings count too: conservative).
+// Within the machine's bounds: no whitespace run past its limit and no
+// nesting past its depth, both counted outside strings only.
 bool within_bounds(std::string_view s) {
   int run = 0, depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
   for (const char c : s) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
     run = (c == ' ' || c == '\n' || c == '\r' || c == '\t') ? run + 1 : 0;
     if (run > JsonMachine::kMaxWhitespaceRun) return false;
+    if (c == '"') in_string = true;
     if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
     if (c == '}' || c == ']') --depth;
   }
