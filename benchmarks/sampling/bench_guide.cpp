@@ -67,7 +67,7 @@ int main() {
   in_number.feed("{\"n\": 12");
   ChoiceMachine choice({"positive", "negative", "neutral"});
   std::string error;
-  const auto schema = JsonSchema::compile(
+  const auto schema = JsonSchema::compile_text(
       R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},)"
       R"("mood":{"enum":["happy","sad"]}},"required":["name","age","mood"],"additionalProperties":false})",
       &error);

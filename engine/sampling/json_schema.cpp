@@ -297,16 +297,20 @@ class JsonSchemaCompiler {
   std::string error_;
 };
 
-std::shared_ptr<const JsonSchema> JsonSchema::compile(std::string_view schema_json, std::string* error) {
+std::shared_ptr<const JsonSchema> JsonSchema::compile(const json::Value& root, std::string* error) {
+  auto schema = std::make_shared<JsonSchema>();
+  JsonSchemaCompiler compiler(root, *schema);
+  if (!compiler.run(error)) return nullptr;
+  return schema;
+}
+
+std::shared_ptr<const JsonSchema> JsonSchema::compile_text(std::string_view schema_json, std::string* error) {
   json::Value root;
   if (auto e = json::parse(schema_json, root)) {
     *error = "the schema is not JSON: " + e.message;
     return nullptr;
   }
-  auto schema = std::make_shared<JsonSchema>();
-  JsonSchemaCompiler compiler(root, *schema);
-  if (!compiler.run(error)) return nullptr;
-  return schema;
+  return compile(root, error);
 }
 
 }  // namespace reprox::engine

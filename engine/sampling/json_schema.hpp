@@ -23,6 +23,10 @@
 #include <utility>
 #include <vector>
 
+namespace reprox::json {
+class Value;
+}
+
 namespace reprox::engine {
 
 class JsonSchema {
@@ -47,9 +51,11 @@ class JsonSchema {
     std::vector<std::string> literals;                    // enum/const: compact JSON, sorted; else empty
   };
 
-  // The schema from its JSON text; null and *error set when it is not JSON,
-  // uses a keyword this subset lacks, or its root is not an object.
-  static std::shared_ptr<const JsonSchema> compile(std::string_view schema_json, std::string* error);
+  // The schema; null and *error set when it uses a keyword this subset
+  // lacks or its root is not an object.
+  static std::shared_ptr<const JsonSchema> compile(const json::Value& schema, std::string* error);
+  // The same from its JSON text (also null when that is not JSON).
+  static std::shared_ptr<const JsonSchema> compile_text(std::string_view schema_json, std::string* error);
 
   const Node& node(uint16_t index) const { return nodes_[index]; }
   uint16_t root() const { return root_; }

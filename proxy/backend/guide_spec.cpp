@@ -9,7 +9,8 @@ namespace {
 std::optional<api::ApiError> compile_schema(const json::Value& schema, const char* param, engine::GuideSpec* out) {
   std::string error;
   out->kind = engine::GuideSpec::Kind::kJsonSchema;
-  out->schema = engine::JsonSchema::compile(schema.is_string() ? schema.as_string() : json::dump(schema), &error);
+  out->schema = schema.is_string() ? engine::JsonSchema::compile_text(schema.as_string(), &error)
+                                   : engine::JsonSchema::compile(schema, &error);
   if (!out->schema)
     return api::ApiError::invalid(param, "the embedded engine cannot follow this JSON schema: " + error +
                                              "; simplify the schema or use --upstream");

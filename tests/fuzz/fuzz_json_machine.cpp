@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool machine = taken == size && m.complete();
 
   // A schema only narrows the language.
-  static const auto schema = reprox::engine::JsonSchema::compile(
+  static const auto schema = reprox::engine::JsonSchema::compile_text(
       R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":["string","null"]},)"
       R"("c":{"type":"array","items":{"enum":[1,"x",{"k":[]}]}},"d":{}},"required":["b"]})",
       &schema_error);

@@ -12,14 +12,14 @@ namespace {
 
 std::shared_ptr<const JsonSchema> compile(const std::string& text) {
   std::string error;
-  auto schema = JsonSchema::compile(text, &error);
+  auto schema = JsonSchema::compile_text(text, &error);
   EXPECT_TRUE(schema) << text << ": " << error;
   return schema;
 }
 
 std::string compile_error(const std::string& text) {
   std::string error;
-  EXPECT_FALSE(JsonSchema::compile(text, &error)) << text;
+  EXPECT_FALSE(JsonSchema::compile_text(text, &error)) << text;
   return error;
 }
 
