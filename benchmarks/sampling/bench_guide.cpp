@@ -5,7 +5,8 @@
 //   - mask, uncached: one walk of the token trie from a JSON state (inside a
 //     string, where almost every token fits; after '{', where few do), a
 //     guided_choice state, or a JSON schema's (inside a key, where only its
-//     names fit): what a step costs the first time a state is seen;
+//     names fit; inside a string with maxLength; inside a number with a
+//     minimum and maximum): what a step costs the first time a state is seen;
 //   - guided step, cached: a sampling step whose state's mask is cached,
 //     which is most steps (a string's every token, for instance).
 // Best of a few repetitions, in microseconds.
@@ -69,11 +70,17 @@ int main() {
   std::string error;
   const auto schema = JsonSchema::compile_text(
       R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},)"
-      R"("mood":{"enum":["happy","sad"]}},"required":["name","age","mood"],"additionalProperties":false})",
+      R"("mood":{"enum":["happy","sad"]},"nick":{"type":"string","maxLength":40},)"
+      R"("score":{"type":"number","minimum":0,"maximum":100}},)"
+      R"("required":["name","age","mood","nick","score"],"additionalProperties":false})",
       &error);
-  JsonMachine schema_key(schema.get()), schema_string(schema.get());
+  JsonMachine schema_key(schema.get()), schema_string(schema.get()), bounded_string(schema.get()),
+      bounded_number(schema.get());
   schema_key.feed("{\"name\": \"Ada\", \"");
   schema_string.feed("{\"name\": \"Ad");
+  const std::string before_nick = "{\"name\": \"Ada\", \"age\": 36, \"mood\": \"happy\", \"nick\": \"";
+  bounded_string.feed(before_nick + "Ad");
+  bounded_number.feed(before_nick + "A\", \"score\": 9");
 
   const auto logits = random_logits(vocab);
   SamplerScratch scratch;
@@ -102,7 +109,9 @@ int main() {
       {"mask uncached, in a number", walk_us(in_number)},
       {"mask uncached, guided_choice", walk_us(choice)},
       {"mask uncached, schema, in a key", walk_us(schema_key)},
-      {"mask uncached, schema, in a string", walk_us(schema_string)}};
+      {"mask uncached, schema, in a string", walk_us(schema_string)},
+      {"mask uncached, schema, maxLength", walk_us(bounded_string)},
+      {"mask uncached, schema, bounded num", walk_us(bounded_number)}};
   for (const auto& [what, r] : walks)
     std::printf("%-34s %12.0f %10zu %12.2f\n", what, r.first, r.second, r.first / plain_us);
   std::printf("%-34s %12.0f %10s %12.2f\n", "guided step, mask cached", guided_us, "-", guided_us / plain_us);

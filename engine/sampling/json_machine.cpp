@@ -36,6 +36,9 @@ bool JsonMachine::feed(uint8_t byte) {
       return true;
     case Mode::kUnicode:
       if (!is_hex(byte)) return false;
+      // A length-bounded string counts \u escapes as one code point each,
+      // so it takes none in D000-DFFF, where surrogate pairs live.
+      if (hex_left_ == 4 && (byte == 'd' || byte == 'D') && length_bounds()) return false;
       if (--hex_left_ == 0) mode_ = Mode::kString;
       return true;
     case Mode::kLiteral: {
@@ -69,8 +72,8 @@ bool JsonMachine::feed_structural(uint8_t byte) {
   switch (mode_) {
     case Mode::kStart: return byte == '{' && open('o');
     case Mode::kValueOrClose:
-      if (byte == ']') return close();
-      return begin_value(byte);
+      if (byte == ']') return items_enough() && close();
+      return take_item() && begin_value(byte);
     case Mode::kValue: return begin_value(byte);
     case Mode::kKeyOrClose:
       if (byte == '}') return may_close_object() && close();
@@ -93,14 +96,21 @@ bool JsonMachine::feed_structural(uint8_t byte) {
       mode_ = Mode::kValue;
       return true;
     case Mode::kAfterValue: {
-      const char top = stack_[depth_ - 1];
+      const char top = this->top();
       if (byte == ',') {
+        // A schema object takes a comma only while some property may still come.
+        if (top == 'o' && schema_ && !schema_->node(node_[depth_ - 1]).free_object &&
+            next_[depth_ - 1] >= key_window_end())
+          return false;
         mode_ = top == 'o' ? Mode::kKey : Mode::kValue;
-        if (schema_ && top == 'a') value_node_ = schema_->node(node_[depth_ - 1]).items;
+        if (schema_ && top == 'a') {
+          if (!take_item()) return false;
+          value_node_ = schema_->node(node_[depth_ - 1]).items;
+        }
         return true;
       }
       if (byte == '}' && top == 'o') return may_close_object() && close();
-      if (byte == ']' && top == 'a') return close();
+      if (byte == ']' && top == 'a') return items_enough() && close();
       return false;
     }
     default: return false;
@@ -125,9 +135,11 @@ bool JsonMachine::begin_value(uint8_t byte) {
     case '"':
       mode_ = Mode::kString;
       in_key_ = false;
+      length_ = 0;
+      bounded_string_ = schema_ && schema_->node(value_node_).bounds_length();
       return true;
-    case '-': mode_ = Mode::kNumberMinus; return true;
-    case '0': mode_ = Mode::kNumberZero; return true;
+    case '-': mode_ = Mode::kNumberMinus; return begin_number(byte);
+    case '0': mode_ = Mode::kNumberZero; return begin_number(byte);
     case 't':
     case 'f':
     case 'n':
@@ -138,7 +150,7 @@ bool JsonMachine::begin_value(uint8_t byte) {
     default:
       if (byte < '1' || byte > '9') return false;
       mode_ = Mode::kNumberInt;
-      return true;
+      return begin_number(byte);
   }
 }
 
@@ -149,7 +161,9 @@ bool JsonMachine::open(char container) {
     next_[depth_] = 0;
     if (container == 'a') value_node_ = schema_->node(value_node_).items;
   }
-  stack_[depth_++] = container;
+  if (container == 'o') objects_ |= 1u << depth_;
+  else objects_ &= ~(1u << depth_);
+  ++depth_;
   mode_ = container == 'o' ? Mode::kKeyOrClose : Mode::kValueOrClose;
   return true;
 }
@@ -175,15 +189,16 @@ bool JsonMachine::feed_string(uint8_t byte) {
       mode_ = Mode::kColon;
       value_node_ = 0;  // a free object's values: any JSON
     } else {
+      if (!string_long_enough()) return false;
       end_value();
     }
     return true;
   }
+  if (byte < 0x20 || !take_code_point()) return false;  // every other byte begins a code point
   if (byte == '\\') {
     mode_ = Mode::kEscape;
     return true;
   }
-  if (byte < 0x20) return false;
   if (byte < 0x80) return true;
   // UTF-8 lead bytes (RFC 3629): no overlong forms, no surrogates, <= U+10FFFF.
   if (byte >= 0xC2 && byte <= 0xDF) utf8_left_ = 1;
@@ -198,48 +213,63 @@ bool JsonMachine::feed_string(uint8_t byte) {
 }
 
 bool JsonMachine::feed_number(uint8_t byte) {
+  const JsonSchema::Node* bounds = number_bounds();
+  if (bounds && (byte == 'e' || byte == 'E')) return false;  // a bounded number has no exponent
+  switch (step_number(byte)) {
+    case 1:
+      if (!bounds) return true;
+      if (byte == '.') number_.dot();
+      else if (!number_.digit(static_cast<uint8_t>(byte - '0'))) return false;
+      return number_.can_reach(bounds->range, integer_);
+    case 0:
+      if (bounds && !number_.within(bounds->range)) return false;
+      end_value();
+      return feed_structural(byte);
+    default: return false;
+  }
+}
+
+int JsonMachine::step_number(uint8_t byte) {
   const bool digit = is_digit(byte);
   const bool exponent = byte == 'e' || byte == 'E';
   switch (mode_) {
     case Mode::kNumberMinus:
-      if (!digit) return false;
+      if (!digit) return -1;
       mode_ = byte == '0' ? Mode::kNumberZero : Mode::kNumberInt;
-      return true;
+      return 1;
     case Mode::kNumberDot:
-      if (!digit) return false;
+      if (!digit) return -1;
       mode_ = Mode::kNumberFrac;
-      return true;
+      return 1;
     case Mode::kNumberExp:
       if (byte == '+' || byte == '-') {
         mode_ = Mode::kNumberExpSign;
-        return true;
+        return 1;
       }
       [[fallthrough]];
     case Mode::kNumberExpSign:
-      if (!digit) return false;
+      if (!digit) return -1;
       mode_ = Mode::kNumberExpDigits;
-      return true;
+      return 1;
     case Mode::kNumberZero:
     case Mode::kNumberInt:
     case Mode::kNumberFrac:
-      if (digit && mode_ != Mode::kNumberZero) return true;
+      if (digit && mode_ != Mode::kNumberZero) return 1;
       if (byte == '.' && mode_ != Mode::kNumberFrac && !integer_) {
         mode_ = Mode::kNumberDot;
-        return true;
+        return 1;
       }
       if (exponent && !integer_) {
         mode_ = Mode::kNumberExp;
-        return true;
+        return 1;
       }
       break;
     case Mode::kNumberExpDigits:
-      if (digit) return true;
+      if (digit) return 1;
       break;
-    default: return false;
+    default: return -1;
   }
-  // The number ended before this byte (numbers live inside containers).
-  end_value();
-  return feed_structural(byte);
+  return 0;  // numbers live inside containers: a structural byte may follow
 }
 
 void JsonMachine::append_key(std::string* out) const {
@@ -263,7 +293,9 @@ void JsonMachine::append_key(std::string* out) const {
       break;
     default: break;
   }
-  out->append(stack_, depth_);
+  out->push_back(static_cast<char>(depth_));
+  const uint32_t open_objects = depth_ == 32 ? objects_ : objects_ & ((1u << depth_) - 1);
+  for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((open_objects >> shift) & 0xFF));
   if (!schema_) return;
   auto put16 = [out](uint16_t v) {
     out->push_back(static_cast<char>(v & 0xFF));
@@ -276,6 +308,9 @@ void JsonMachine::append_key(std::string* out) const {
     put16(hi_);
     put16(pos_);
   }
+  if ((mode_ == Mode::kString || mode_ == Mode::kEscape || mode_ == Mode::kUnicode) && length_bounds())
+    for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((length_ >> shift) & 0xFF));
+  if (mode_ >= Mode::kNumberMinus && mode_ <= Mode::kNumberExpDigits && number_bounds()) number_.append_key(out);
   for (uint8_t d = 0; d < depth_; ++d) {
     put16(node_[d]);
     put16(next_[d]);
@@ -315,6 +350,7 @@ bool JsonMachine::may_close_object() const {
   if (!schema_) return true;
   const JsonSchema::Node& n = schema_->node(node_[depth_ - 1]);
   if (n.free_object) return true;
+  if (n.object_union()) return false;  // no branch settled yet
   for (size_t i = next_[depth_ - 1]; i < n.properties.size(); ++i)
     if (n.properties[i].required) return false;
   return true;
@@ -331,6 +367,7 @@ bool JsonMachine::feed_key_name(uint8_t byte) {
     next_[depth_ - 1] = static_cast<uint16_t>(property + 1);
     value_node_ = n.properties[property].node;
     mode_ = Mode::kColon;
+    if (n.object_union() && n.first_branch[property] != 0) settle_branch(n.first_branch[property]);
     return true;
   }
   const auto [lo, hi] =
@@ -357,8 +394,60 @@ bool JsonMachine::feed_enum_value(uint8_t byte) {
   }
   // No value goes on with this byte: one may have ended before it.
   if (lo_ >= hi_ || literals[lo_].size() != pos_) return false;
+  if (const auto& branches = schema_->node(value_node_).literal_branch; !branches.empty()) settle_branch(branches[lo_]);
   end_value();
   return feed_structural(byte);
+}
+
+bool JsonMachine::take_item() {
+  if (!schema_) return true;
+  const JsonSchema::Node& n = schema_->node(node_[depth_ - 1]);
+  if (!n.bounds_items()) return true;
+  uint16_t& items = next_[depth_ - 1];
+  if (items >= n.max_items) return false;
+  if (items < UINT16_MAX) ++items;  // minItems is at most 65535 (json_schema.cpp)
+  return true;
+}
+
+bool JsonMachine::items_enough() const {
+  return !schema_ || next_[depth_ - 1] >= schema_->node(node_[depth_ - 1]).min_items;
+}
+
+const JsonSchema::Node* JsonMachine::length_bounds() const {
+  return bounded_string_ && !in_key_ ? &schema_->node(value_node_) : nullptr;
+}
+
+bool JsonMachine::take_code_point() {
+  const JsonSchema::Node* n = length_bounds();
+  if (!n) return true;
+  if (length_ >= n->max_length) return false;
+  ++length_;
+  return true;
+}
+
+bool JsonMachine::string_long_enough() const {
+  const JsonSchema::Node* n = length_bounds();
+  return !n || length_ >= n->min_length;
+}
+
+const JsonSchema::Node* JsonMachine::number_bounds() const {
+  if (!schema_) return nullptr;
+  const JsonSchema::Node& n = schema_->node(value_node_);
+  return n.range.bounded() ? &n : nullptr;
+}
+
+bool JsonMachine::begin_number(uint8_t byte) {
+  const JsonSchema::Node* bounds = number_bounds();
+  if (!bounds) return true;
+  number_.begin();
+  if (byte == '-') number_.negate();
+  else number_.digit(static_cast<uint8_t>(byte - '0'));
+  return number_.can_reach(bounds->range, integer_);
+}
+
+void JsonMachine::settle_branch(uint16_t branch) {
+  node_[depth_ - 1] = branch;
+  next_[depth_ - 1] = 1;  // its first property was just read
 }
 
 }  // namespace reprox::engine

@@ -9,11 +9,11 @@
 //
 // With a JsonSchema (json_schema.hpp) the object must also follow it: keys
 // in the schema's order, required ones present, values of the types,
-// items and enums it names.
+// items, enums and bounds it names. A bounded number never takes a digit
+// after which no number within its bounds can be completed.
 //
-// A JsonMachine is a small value (about 80 bytes, 220 with a schema; no
-// heap): copy it to try a continuation. Not thread-safe; copies are
-// independent.
+// A JsonMachine is a small value (about 200 bytes; no heap): copy it to try
+// a continuation. Not thread-safe; copies are independent.
 #pragma once
 
 #include <cstdint>
@@ -72,8 +72,10 @@ class JsonMachine {
   bool feed_structural(uint8_t byte);
   bool feed_string(uint8_t byte);
   bool feed_number(uint8_t byte);
+  int step_number(uint8_t byte);  // 1 taken, 0 the number ended before it, -1 refused
   bool begin_value(uint8_t byte);
   bool open(char container);
+  char top() const { return (objects_ >> (depth_ - 1)) & 1u ? 'o' : 'a'; }
   bool close();  // the caller checked the bracket against the stack's top
   void end_value();
   // Schema checks and steps (no-ops without a schema).
@@ -82,6 +84,17 @@ class JsonMachine {
   bool feed_key_name(uint8_t byte);
   bool feed_enum_value(uint8_t byte);
   size_t key_window_end() const;  // one past the last property that may come next
+  // An anyOf of objects: the open object is `branch`, past its first property.
+  void settle_branch(uint16_t branch);
+  // Bounds: items of the innermost array, code points of a value string, the
+  // value of a number. Each is true when nothing bounds it.
+  bool take_item();
+  bool items_enough() const;
+  const JsonSchema::Node* length_bounds() const;  // the value string's node when it bounds length
+  bool take_code_point();
+  bool string_long_enough() const;
+  const JsonSchema::Node* number_bounds() const;  // the number's node when it bounds the value
+  bool begin_number(uint8_t byte);
 
   Mode mode_ = Mode::kStart;
   bool in_key_ = false;       // the string being read is an object key
@@ -93,14 +106,18 @@ class JsonMachine {
   uint8_t utf8_hi_ = 0xBF;
   uint8_t whitespace_run_ = 0;
   uint8_t depth_ = 0;
-  char stack_[kMaxDepth] = {};  // 'o' object, 'a' array; [0, depth_) open
+  uint32_t objects_ = 0;       // bit d: the container open at depth d is an object (else an array)
+  bool bounded_string_ = false;  // the value string being read has minLength / maxLength
   // With a schema:
   const JsonSchema* schema_ = nullptr;
   bool integer_ = false;        // the number being read must be an integer
   uint16_t value_node_ = 0;     // the node of the next value
   uint16_t lo_ = 0, hi_ = 0, pos_ = 0;  // kKeyName, kEnumValue: the range still matching
+  static_assert(kMaxDepth <= 32, "objects_ holds one bit per depth");
   uint16_t node_[kMaxDepth] = {};  // each open container's node
-  uint16_t next_[kMaxDepth] = {};  // each open object's next property index
+  uint16_t next_[kMaxDepth] = {};  // each open object's next property index; a bounded array's items
+  uint32_t length_ = 0;            // code points of a length-bounded value string so far
+  DecimalPrefix number_;           // a bounded number so far
 };
 
 }  // namespace reprox::engine

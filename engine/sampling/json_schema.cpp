@@ -5,15 +5,15 @@
 #include <map>
 
 #include "common/json.hpp"
+#include "engine/sampling/internal/schema_bounds.hpp"
 
 namespace reprox::engine {
 
 namespace {
 
 constexpr std::string_view kRefused[] = {
-    "pattern",          "minLength",      "maxLength",        "minimum",           "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "multipleOf",     "minItems",          "maxItems",
-    "uniqueItems",      "contains",       "minContains",      "maxContains",       "patternProperties",
+    "pattern",          "multipleOf",     "uniqueItems",      "contains",          "minContains",
+    "maxContains",      "patternProperties",
     "propertyNames",    "minProperties",  "maxProperties",    "if",                "then",
     "else",             "not",            "allOf",            "prefixItems",       "additionalItems",
     "dependentRequired", "dependentSchemas", "dependencies",  "unevaluatedProperties", "unevaluatedItems",
@@ -77,6 +77,11 @@ class JsonSchemaCompiler {
     for (const auto& [key, value] : s.as_object())
       if (std::find(std::begin(kRefused), std::end(kRefused), key) != std::end(kRefused))
         return fail(path, "the keyword '" + key + "' is not supported");
+    const bool combined = s.find("$ref") || s.find("anyOf") || s.find("oneOf") || s.find("enum") || s.find("const");
+    if (combined)
+      for (const auto& bound : internal::kBoundKeywords)
+        if (s.find(bound))
+          return fail(path, "'" + std::string(bound) + "' is supported only beside type, not beside $ref, anyOf, enum or const");
     if (const json::Value* ref = s.find("$ref")) return compile_ref(*ref, path, nesting);
     const json::Value* any_of = s.find("anyOf");
     if (!any_of) any_of = s.find("oneOf");  // with branches of distinct types, one and any agree
@@ -172,6 +177,21 @@ class JsonSchemaCompiler {
       parts.push_back(b);
     }
     if (parts.size() == 1) return parts[0];
+    // Object branches may share the type when their first property tells them apart.
+    std::vector<int> objects;
+    for (const int b : parts) {
+      const auto& n = out_.nodes_[static_cast<size_t>(b)];
+      if (n.types == JsonSchema::kObject && n.literals.empty()) objects.push_back(b);
+    }
+    if (objects.size() >= 2) {
+      const int merged = compile_object_union(objects, path);
+      if (merged < 0) return -1;
+      parts.erase(std::remove_if(parts.begin(), parts.end(),
+                                 [&](int b) { return std::find(objects.begin(), objects.end(), b) != objects.end(); }),
+                  parts.end());
+      parts.push_back(merged);
+      if (parts.size() == 1) return merged;
+    }
     auto is_null_only = [&](int b) {
       const auto& n = out_.nodes_[static_cast<size_t>(b)];
       return n.literals.empty() && n.types == JsonSchema::kNull;
@@ -200,6 +220,62 @@ class JsonSchemaCompiler {
         if (types & (1u << t)) node.by_type[t] = n.by_type[t];
     }
     return add(std::move(node), path);
+  }
+
+  // One object node for anyOf object branches (json_schema.hpp: Node's
+  // first_branch): its properties are the branches' first ones. A name that
+  // begins one branch settles it; a name that begins several must hold
+  // enum / const values, distinct across them, and its value settles it.
+  int compile_object_union(const std::vector<int>& objects, const std::string& path) {
+    const std::string unclear = "anyOf object branches must each begin with a required property";
+    std::map<std::string, std::vector<int>> by_first_name;
+    for (const int b : objects) {
+      const auto& n = out_.nodes_[static_cast<size_t>(b)];
+      if (n.free_object || n.properties.empty() || !n.properties[0].required) return fail(path, unclear);
+      by_first_name[n.properties[0].name].push_back(b);
+    }
+    JsonSchema::Node merged;
+    merged.types = JsonSchema::kObject;
+    merged.free_object = false;
+    for (const auto& [name, branches] : by_first_name) {
+      uint16_t value = out_.nodes_[static_cast<size_t>(branches[0])].properties[0].node;
+      if (branches.size() > 1) {
+        const int v = merge_first_values(name, branches, path);
+        if (v < 0) return -1;
+        value = static_cast<uint16_t>(v);
+      }
+      merged.properties.push_back(JsonSchema::Property{name, value, false});
+      merged.first_branch.push_back(branches.size() == 1 ? static_cast<uint16_t>(branches[0]) : 0);
+      merged.names.emplace_back(name, static_cast<uint16_t>(merged.names.size()));  // by_first_name is sorted
+    }
+    const int index = add(std::move(merged), path);
+    if (index >= 0) set_self(static_cast<size_t>(index));
+    return index;
+  }
+
+  // The enum of the values that begin `branches` under property `name`, each
+  // tagged with its branch (Node's literal_branch).
+  int merge_first_values(const std::string& name, const std::vector<int>& branches, const std::string& path) {
+    std::vector<std::pair<std::string, uint16_t>> tagged;
+    for (const int b : branches) {
+      const auto& value = out_.nodes_[out_.nodes_[static_cast<size_t>(b)].properties[0].node];
+      if (value.literals.empty())
+        return fail(path, "anyOf object branches that begin with the same property ('" + name +
+                              "') must give it enum or const values that tell them apart");
+      for (const auto& literal : value.literals) tagged.emplace_back(literal, static_cast<uint16_t>(b));
+    }
+    std::sort(tagged.begin(), tagged.end());
+    JsonSchema::Node node;
+    for (size_t i = 0; i < tagged.size(); ++i) {
+      if (i > 0 && tagged[i].first == tagged[i - 1].first)
+        return fail(path, "anyOf object branches share the value " + tagged[i].first + " of '" + name + "'");
+      node.literals.push_back(tagged[i].first);
+      node.literal_branch.push_back(tagged[i].second);
+    }
+    if (node.literals.size() >= kMaxNodes) return fail(path, "the enum has too many values");
+    const int index = add(std::move(node), path);
+    if (index >= 0) set_self(static_cast<size_t>(index));
+    return index;
   }
 
   static bool type_bit(const std::string& name, uint8_t* bit) {
@@ -239,6 +315,7 @@ class JsonSchemaCompiler {
     if (const json::Value* nullable = s.find("nullable"); nullable && nullable->is_bool() && nullable->as_bool())
       node.types |= JsonSchema::kNull;
     if (node.types == 0) return fail(path, "type must name at least one type");
+    if (std::string why; !internal::read_schema_bounds(s, node, &why)) return fail(path, why);
     if (node.types & JsonSchema::kObject)
       if (!compile_object(s, path, nesting, node)) return -1;
     if (node.types & JsonSchema::kArray) {

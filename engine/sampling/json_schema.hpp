@@ -5,13 +5,20 @@
 // Supported: type (one or a list), properties with required (keys appear in
 // the schema's order; optional ones may be left out; no other keys),
 // additionalProperties false, items, enum, const, anyOf / oneOf whose
-// branches differ in type (Optional[X] and the like; enums and null merge),
+// branches differ in type (Optional[X] and the like; enums and null merge)
+// or are objects told apart by their first property (its name, or its
+// enum / const value: a discriminator),
 // nullable, $ref to "#", "#/$defs/..." or "#/definitions/..." (recursion
-// included). A schema without type or constraints, and an object without
-// properties, accept any JSON. Annotations (title, description, default,
-// examples, format, ...) are ignored. Every other keyword (pattern,
-// minimum, maxItems, allOf, ...) is refused: an answer must never break a
-// schema it was asked to follow. The root must be an object.
+// included). Bounds: minLength / maxLength (strings, in code points),
+// minItems / maxItems, and minimum / maximum / exclusiveMinimum /
+// exclusiveMaximum (numbers and integers, magnitudes up to 10^18; a bounded
+// number is written without an exponent, with at most 9 decimals). A
+// schema without type or constraints, and an object without properties,
+// accept any JSON. Annotations (title, description, default, examples,
+// format, ...) are ignored. Every other keyword (pattern, multipleOf,
+// uniqueItems, allOf, ...) is refused, as are bounds that no value meets
+// and bounds beside enum or const: an answer must never break a schema it
+// was asked to follow. The root must be an object.
 //
 // Immutable after compile(); shared by the machines that read it.
 #pragma once
@@ -22,6 +29,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "engine/sampling/number_bounds.hpp"
 
 namespace reprox::json {
 class Value;
@@ -49,6 +58,21 @@ class JsonSchema {
     std::vector<std::pair<std::string, uint16_t>> names;  // (name, property index), sorted by name
     uint16_t items = 0;                                   // arrays: the items' node
     std::vector<std::string> literals;                    // enum/const: compact JSON, sorted; else empty
+    uint32_t min_length = 0, max_length = UINT32_MAX;     // strings, in code points
+    uint32_t min_items = 0, max_items = UINT32_MAX;       // arrays
+    NumberRange range;                                    // numbers and integers
+    // anyOf of objects, merged: `properties` are the branches' first ones
+    // (none required, the object may not close before one), and
+    // first_branch[i] is the branch that property i settles, or 0 when its
+    // value settles it: then that value is an enum whose literal_branch[k]
+    // is the branch literal k settles.
+    std::vector<uint16_t> first_branch;
+    std::vector<uint16_t> literal_branch;
+
+    bool object_union() const { return !first_branch.empty(); }
+
+    bool bounds_length() const { return min_length != 0 || max_length != UINT32_MAX; }
+    bool bounds_items() const { return min_items != 0 || max_items != UINT32_MAX; }
   };
 
   // The schema; null and *error set when it uses a keyword this subset

@@ -193,10 +193,10 @@ test('response_format json_object and json_schema, and guided_choice', async () 
     assert.ok(colours.includes(choice.message.content), choice.message.content);
     assert.equal(choice.finish_reason, 'stop');
   }
-  // Structured output to a strict schema, as the SDK sends it.
-  const schema = { type: 'object', properties: { colour: { enum: ['red', 'green'] }, count: { type: 'integer' } },
-    required: ['colour', 'count'], additionalProperties: false };
-  const schemaBias = {};  // no digits: an integer would run on
+  // Structured output to a strict schema, as the SDK sends it, bounds included.
+  const schema = { type: 'object', properties: { colour: { enum: ['red', 'green'] },
+    count: { type: 'integer', minimum: 1, maximum: 9 } }, required: ['colour', 'count'], additionalProperties: false };
+  const schemaBias = {};
   for (const piece of ['{"', '":', '"', ',"', '}', '<|im_end|>'])
     for (const id of (await textEndpoint('/tokenize', { prompt: piece })).tokens) schemaBias[id] = 12;
   const structured = { model, messages, max_tokens: 40, logit_bias: schemaBias,
@@ -209,14 +209,14 @@ test('response_format json_object and json_schema, and guided_choice', async () 
     const value = JSON.parse(answer.choices[0].message.content);
     assert.deepEqual(Object.keys(value), ['colour', 'count']);
     assert.ok(['red', 'green'].includes(value.colour));
-    assert.ok(Number.isInteger(value.count));
+    assert.ok(Number.isInteger(value.count) && value.count >= 1 && value.count <= 9, String(value.count));
   }
   assert.ok(followed >= 3, `${followed} of 6 answers ended`);
-  schema.properties.count.minimum = 0;  // a keyword it cannot enforce: refused, not ignored
+  schema.properties.count.multipleOf = 2;  // a keyword it cannot enforce: refused, not ignored
   await assert.rejects(client.chat.completions.create(structured), (e) => {
     assert.ok(e instanceof OpenAI.BadRequestError, String(e));
     assert.equal(e.param, 'response_format');
-    assert.match(e.message, /minimum/);
+    assert.match(e.message, /multipleOf/);
     return true;
   });
 });

@@ -3,7 +3,10 @@
 // JSON object that simdjson parses; a one-object text that simdjson parses,
 // with no byte after the object and within the machine's bounds, the
 // machine takes whole; the machine never takes a byte after a complete
-// document; and states with equal keys take the same next bytes.
+// document; states with equal keys take the same next bytes; and with a
+// schema that bounds lengths, counts and numbers and has an anyOf of
+// objects, every document taken meets the bounds and follows one branch, and every prefix taken can go on (some byte follows it,
+// or it is complete).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +55,70 @@ bool within_bounds(std::string_view s) {
   return deepest <= JsonMachine::kMaxDepth;
 }
 
+// The bounded schema's constraints, checked on a parsed document.
+const char* kBoundedSchema =
+    R"({"type":"object","properties":{"n":{"type":"integer","minimum":-5,"maximum":300},)"
+    R"("x":{"type":"number","exclusiveMinimum":0,"maximum":2.5},"s":{"type":"string","minLength":1,"maxLength":3},)"
+    R"("l":{"type":"array","items":{"type":"integer"},"minItems":1,"maxItems":2},)"
+    R"("u":{"anyOf":[{"type":"object","properties":{"kind":{"const":"a"},"x":{"type":"integer","maximum":3}},)"
+    R"("required":["kind","x"],"additionalProperties":false},)"
+    R"({"type":"object","properties":{"kind":{"const":"b"}},"required":["kind"],"additionalProperties":false},)"
+    R"({"type":"object","properties":{"name":{"type":"string","maxLength":2}},"required":["name"],)"
+    R"("additionalProperties":false}]}}})";
+
+size_t code_points(const std::string& s) {
+  size_t n = 0;
+  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// The union "u": {"kind":"a","x":<= 3}, {"kind":"b"} or {"name": up to 2 code points}.
+bool follows_a_branch(const reprox::json::Object& u) {
+  if (u.empty()) return false;
+  const auto& [first, value] = u[0];
+  if (first == "name") return u.size() == 1 && value.is_string() && code_points(value.as_string()) <= 2;
+  if (first != "kind" || !value.is_string()) return false;
+  if (value.as_string() == "b") return u.size() == 1;
+  return value.as_string() == "a" && u.size() == 2 && u[1].first == "x" && u[1].second.is_integer() &&
+         u[1].second.as_double() <= 3;
+}
+
+bool meets_bounds(const reprox::json::Value& doc) {
+  if (const auto* n = doc.find("n"); n && (!n->is_integer() || n->as_double() < -5 || n->as_double() > 300))
+    return false;
+  if (const auto* x = doc.find("x"); x && (!x->is_number() || x->as_double() <= 0 || x->as_double() > 2.5))
+    return false;
+  if (const auto* s = doc.find("s"); s && (!s->is_string() || code_points(s->as_string()) < 1 ||
+                                          code_points(s->as_string()) > 3))
+    return false;
+  if (const auto* l = doc.find("l"); l && (!l->is_array() || l->as_array().empty() || l->as_array().size() > 2))
+    return false;
+  if (const auto* u = doc.find("u")) return u->is_object() && follows_a_branch(u->as_object());
+  return true;
+}
+
+// Follows the bounded schema over the text; every prefix it takes must
+// have some next byte or be complete.
+void check_bounded(std::string_view text) {
+  static const auto schema = reprox::engine::JsonSchema::compile_text(kBoundedSchema, &schema_error);
+  FUZZ_CHECK(schema != nullptr, "the bounded fuzz schema compiles");
+  JsonMachine m(schema.get());
+  size_t taken = 0;
+  for (; taken < text.size(); ++taken) {
+    bool goes_on = m.complete();
+    for (int byte = 0; byte < 256 && !goes_on; ++byte) {
+      JsonMachine next = m;
+      goes_on = next.feed(static_cast<uint8_t>(byte));
+    }
+    FUZZ_CHECK(goes_on, "a prefix the bounded schema takes can go on");
+    if (!m.feed(static_cast<uint8_t>(text[taken]))) return;
+  }
+  if (!m.complete() || parsers_may_differ(text)) return;
+  reprox::json::Value v;
+  FUZZ_CHECK(!reprox::json::parse(text, v), "a document the bounded schema takes parses");
+  FUZZ_CHECK(meets_bounds(v), "a document the bounded schema takes meets its bounds");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -92,6 +159,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    "states with equal keys take the same bytes");
       }
   }
+
+  check_bounded(text);
 
   if (parsers_may_differ(text)) return 0;
   reprox::json::Value v;

@@ -111,10 +111,12 @@ TEST(JsonSchema, RecursiveReferencesEnumsAndFreeParts) {
 TEST(JsonSchema, RefusesWhatItCannotEnforce) {
   EXPECT_NE(compile_error(R"({"type":"object","properties":{"s":{"type":"string","pattern":"^a"}}})").find("'pattern'"),
             std::string::npos);
-  EXPECT_NE(compile_error(R"({"type":"object","properties":{"n":{"type":"integer","minimum":0}}})").find("'minimum'"),
+  EXPECT_NE(compile_error(R"({"type":"object","properties":{"n":{"type":"array","uniqueItems":true}}})")
+                .find("'uniqueItems'"),
             std::string::npos);
   EXPECT_NE(compile_error(R"({"type":"array"})").find("root"), std::string::npos);
-  EXPECT_NE(compile_error(R"({"anyOf":[{"type":"object"},{"type":"object","properties":{}}]})").find("distinct"),
+  EXPECT_NE(compile_error(R"({"anyOf":[{"type":"object"},{"type":"object","properties":{}}]})")
+                .find("begin with a required property"),
             std::string::npos);
   EXPECT_NE(compile_error(R"({"type":"object","properties":{"x":{"$ref":"#/$defs/missing"}}})").find("resolve"),
             std::string::npos);
@@ -127,6 +129,21 @@ TEST(JsonSchema, RefusesWhatItCannotEnforce) {
   EXPECT_NE(compile_error(R"({"type":"object","properties":{"e":{"type":"string","enum":[1,2]}}})").find("enum"),
             std::string::npos);
   EXPECT_NE(compile_error(R"({"type":"object","properties":{"a\"b":{}}})").find("property names"), std::string::npos);
+}
+
+// A comma after an object's last property could lead only to whitespace:
+// a dead end, where the guide would have to end the answer mid-object.
+TEST(JsonSchema, NoCommaAfterTheLastProperty) {
+  const auto schema = compile(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+      "required":["a"],"additionalProperties":false})");
+  JsonMachine after_b(schema.get()), after_a(schema.get());
+  ASSERT_TRUE(after_b.feed(R"({"a":1,"b":2)"));
+  EXPECT_FALSE(after_b.feed(","));
+  ASSERT_TRUE(after_a.feed(R"({"a":1)"));
+  EXPECT_TRUE(after_a.feed(",")) << "b may still come";
+  JsonMachine free_object;
+  ASSERT_TRUE(free_object.feed(R"({"a":1)"));
+  EXPECT_TRUE(free_object.feed(","));
 }
 
 TEST(JsonSchema, KeysSeparateSchemaStates) {

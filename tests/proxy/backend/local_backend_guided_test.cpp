@@ -132,6 +132,96 @@ TEST_F(LocalBackendTest, JsonSchemaAnswersFollowTheSchema) {
   EXPECT_GE(whole, 8);
 }
 
+// Bounds, as Pydantic writes them for conint(ge=1, le=5), conlist and
+// constr(max_length=...): every answer that ends meets them.
+TEST_F(LocalBackendTest, JsonSchemaAnswersMeetTheirBounds) {
+  const char* schema = R"({"type":"object","properties":{"rating":{"type":"integer","minimum":1,"maximum":5},
+      "weight":{"type":"number","exclusiveMinimum":0,"maximum":1},
+      "tags":{"type":"array","items":{"type":"string","maxLength":4},"minItems":1,"maxItems":2}},
+      "required":["rating","weight","tags"],"additionalProperties":false})";
+  const auto tokenizer = backend_->engine().tokenizer();
+  std::vector<std::pair<int64_t, double>> bias;
+  for (const char* piece : {"{\"", "\":", "\"", ",\"", "[", "]", "}", "<|im_end|>"})
+    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
+  std::sort(bias.begin(), bias.end());
+  int whole = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    auto r = request("rate it", 60);
+    r->seed = seed;
+    r->chat.logit_bias = bias;
+    ASSERT_FALSE(json::parse(std::string(R"({"guided_json":)") + schema + "}", r->chat.raw));
+    ASSERT_FALSE(backend_->check_supported(r->chat));
+    auto sink = run(r);
+    const std::string text = sink->text();
+    EXPECT_EQ(run(r)->transcript(), sink->transcript());
+    if (finish_reason(*sink, 0) != "stop") continue;
+    ++whole;
+    json::Value v;
+    ASSERT_FALSE(json::parse(text, v)) << text;
+    const json::Value* rating = v.find("rating");
+    const json::Value* weight = v.find("weight");
+    const json::Value* tags = v.find("tags");
+    ASSERT_TRUE(rating && weight && tags) << text;
+    EXPECT_TRUE(rating->is_integer() && rating->as_double() >= 1 && rating->as_double() <= 5) << text;
+    EXPECT_TRUE(weight->as_double() > 0 && weight->as_double() <= 1) << text;
+    ASSERT_TRUE(tags->is_array()) << text;
+    EXPECT_TRUE(tags->as_array().size() >= 1 && tags->as_array().size() <= 2) << text;
+    for (const auto& tag : tags->as_array()) {
+      size_t code_points = 0;
+      for (const char c : tag.as_string()) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      EXPECT_LE(code_points, 4u) << text;
+    }
+  }
+  EXPECT_GE(whole, 6);
+}
+
+// A discriminated union, as Pydantic writes Union[Cat, Dog] with a "kind"
+// literal: every answer that ends is one branch, whole.
+TEST_F(LocalBackendTest, JsonSchemaAnswersFollowOneBranchOfAUnion) {
+  const char* schema = R"({"type":"object","properties":{"pet":{"anyOf":[{"$ref":"#/$defs/Cat"},{"$ref":"#/$defs/Dog"}]}},
+      "required":["pet"],"additionalProperties":false,"$defs":{
+      "Cat":{"type":"object","properties":{"kind":{"const":"cat"},"lives":{"type":"integer","minimum":1,"maximum":9}},
+             "required":["kind","lives"],"additionalProperties":false},
+      "Dog":{"type":"object","properties":{"kind":{"const":"dog"},"good":{"type":"boolean"}},
+             "required":["kind","good"],"additionalProperties":false}}})";
+  const auto tokenizer = backend_->engine().tokenizer();
+  std::vector<std::pair<int64_t, double>> bias;
+  for (const char* piece : {"{\"", "\":", "\"", ",\"", "}", "<|im_end|>"})
+    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
+  std::sort(bias.begin(), bias.end());
+  std::set<std::string> kinds;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    auto r = request("a pet, please", 40);
+    r->seed = seed;
+    r->chat.logit_bias = bias;
+    ASSERT_FALSE(json::parse(std::string(R"({"type":"json_schema","json_schema":{"name":"pet","schema":)") + schema + "}}",
+                             r->chat.response_format));
+    ASSERT_FALSE(backend_->check_supported(r->chat));
+    auto sink = run(r);
+    const std::string text = sink->text();
+    if (finish_reason(*sink, 0) != "stop") continue;
+    json::Value v;
+    ASSERT_FALSE(json::parse(text, v)) << text;
+    const json::Value* pet = v.find("pet");
+    ASSERT_TRUE(pet && pet->is_object()) << text;
+    const auto& members = pet->as_object();
+    ASSERT_EQ(members.size(), 2u) << text;
+    const std::string kind = members[0].second.as_string();
+    kinds.insert(kind);
+    if (kind == "cat") {
+      EXPECT_EQ(members[1].first, "lives") << text;
+      EXPECT_TRUE(members[1].second.is_integer() && members[1].second.as_double() >= 1 &&
+                  members[1].second.as_double() <= 9)
+          << text;
+    } else {
+      EXPECT_EQ(kind, "dog") << text;
+      EXPECT_EQ(members[1].first, "good") << text;
+      EXPECT_TRUE(members[1].second.is_bool()) << text;
+    }
+  }
+  EXPECT_EQ(kinds.size(), 2u) << "both branches drawn";
+}
+
 TEST_F(LocalBackendTest, GuidesRefuseOptionsThatWouldBreakThem) {
   api::ApiError err;
   auto r = request("hi", 8);
