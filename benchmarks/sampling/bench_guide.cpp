@@ -100,7 +100,8 @@ int main() {
     s.sample(logits.data(), &result, &scratch);
   });
 
-  std::printf("guided decoding, Qwen3 tokenizer (%d ids, %zu trie nodes)\n", vocab, guide_vocab->trie(false).node_count());
+  std::printf("guided decoding, Qwen3 tokenizer (%d ids, %zu trie nodes, longest token %u bytes)\n", vocab,
+              guide_vocab->trie(false).node_count(), guide_vocab->horizon());
   std::printf("%-34s %12s %10s %12s\n", "what", "time (us)", "allowed", "x plain step");
   std::printf("%-34s %12.0f %10s %12.1f\n", "vocabulary (once per model)", build_us, "-", build_us / plain_us);
   const std::pair<const char*, std::pair<double, size_t>> walks[] = {

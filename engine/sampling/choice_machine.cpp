@@ -32,7 +32,7 @@ bool ChoiceMachine::complete() const { return lo_ < hi_ && (*choices_)[lo_].size
 
 bool ChoiceMachine::finished() const { return complete() && hi_ - lo_ == 1; }
 
-void ChoiceMachine::append_key(std::string* out) const {
+void ChoiceMachine::append_key(std::string* out, uint32_t /*horizon*/) const {
   const uint32_t fields[] = {lo_, hi_, pos_};
   out->append(reinterpret_cast<const char*>(fields), sizeof(fields));
 }

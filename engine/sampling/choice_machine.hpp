@@ -24,7 +24,9 @@ class ChoiceMachine {
   bool complete() const;
   // Nothing may follow: the bytes so far are a choice and no choice is longer.
   bool finished() const;
-  void append_key(std::string* out) const;
+  // Appends a byte string that identifies this state (`horizon` is
+  // JsonMachine's; a choice's key never needs it).
+  void append_key(std::string* out, uint32_t horizon = UINT32_MAX) const;
 
  private:
   std::shared_ptr<const std::vector<std::string>> choices_;  // sorted, unique

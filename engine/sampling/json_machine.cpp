@@ -272,7 +272,7 @@ int JsonMachine::step_number(uint8_t byte) {
   return 0;  // numbers live inside containers: a structural byte may follow
 }
 
-void JsonMachine::append_key(std::string* out) const {
+void JsonMachine::append_key(std::string* out, uint32_t horizon) const {
   out->push_back(static_cast<char>(mode_));
   out->push_back(static_cast<char>(whitespace_run_));
   switch (mode_) {
@@ -308,12 +308,27 @@ void JsonMachine::append_key(std::string* out) const {
     put16(hi_);
     put16(pos_);
   }
-  if ((mode_ == Mode::kString || mode_ == Mode::kEscape || mode_ == Mode::kUnicode) && length_bounds())
-    for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((length_ >> shift) & 0xFF));
+  auto put32 = [out](uint32_t v) {
+    for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((v >> shift) & 0xFF));
+  };
+  // A count matters as far as its minimum, and as the room left below its
+  // maximum, which `horizon` bytes (each at most one code point or item) can
+  // use up only so far.
+  auto put_count = [&](uint32_t count, uint32_t min, uint32_t max) {
+    put32(std::min(count, min));
+    put32(std::min(max - count, horizon));
+  };
+  if ((mode_ == Mode::kString || mode_ == Mode::kEscape || mode_ == Mode::kUnicode) && length_bounds()) {
+    const JsonSchema::Node& n = *length_bounds();
+    put_count(length_, n.min_length, n.max_length);
+  }
   if (mode_ >= Mode::kNumberMinus && mode_ <= Mode::kNumberExpDigits && number_bounds()) number_.append_key(out);
   for (uint8_t d = 0; d < depth_; ++d) {
     put16(node_[d]);
-    put16(next_[d]);
+    const JsonSchema::Node& n = schema_->node(node_[d]);
+    const bool counted_array = !((objects_ >> d) & 1u) && n.bounds_items();
+    if (counted_array) put_count(next_[d], n.min_items, n.max_items);
+    else put16(next_[d]);
   }
 }
 

@@ -40,8 +40,10 @@ class JsonMachine {
   // The bytes so far form a whole document: nothing more may follow.
   bool complete() const { return mode_ == Mode::kDone; }
   // Appends a byte string that identifies this state: equal keys accept
-  // exactly the same continuations.
-  void append_key(std::string* out) const;
+  // exactly the same continuations of up to `horizon` bytes (all of them
+  // with the default). Counts toward a bound (code points, items) enter the
+  // key only as far as `horizon` bytes can reach.
+  void append_key(std::string* out, uint32_t horizon = UINT32_MAX) const;
 
  private:
   enum class Mode : uint8_t {

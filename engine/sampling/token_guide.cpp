@@ -27,6 +27,8 @@ GuideVocabulary::GuideVocabulary(std::vector<std::string> after, std::vector<std
     first_.resize(after_.size());
     first_trie_ = std::make_unique<TokenTrie>(first_);
   }
+  const size_t longest = std::max(after_trie_.max_depth(), first_trie_ ? first_trie_->max_depth() : 0);
+  horizon_ = static_cast<uint32_t>(std::max<size_t>(longest, 1));
 }
 
 const std::string& GuideVocabulary::bytes(int32_t id, bool first) const {
@@ -67,7 +69,8 @@ void TokenGuide::Cursor::mask(double* x, int32_t vocab_size) const {
 
 std::shared_ptr<const TokenGuide::Bits> TokenGuide::allowed(const Cursor& cursor) const {
   std::string key(1, static_cast<char>(cursor.dead_ ? 2 : cursor.first_ ? 1 : 0));
-  if (!cursor.dead_) std::visit([&](const auto& m) { m.append_key(&key); }, cursor.machine_);
+  // A mask looks one token ahead, so states that agree that far share it.
+  if (!cursor.dead_) std::visit([&](const auto& m) { m.append_key(&key, vocabulary_->horizon()); }, cursor.machine_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;

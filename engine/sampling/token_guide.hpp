@@ -49,11 +49,14 @@ class GuideVocabulary {
   int32_t size() const { return static_cast<int32_t>(after_.size()); }
   const std::string& bytes(int32_t id, bool first) const;
   const TokenTrie& trie(bool first) const { return first && first_trie_ ? *first_trie_ : after_trie_; }
+  // The most bytes one token adds: masks need keys only this far ahead.
+  uint32_t horizon() const { return horizon_; }
 
  private:
   std::vector<std::string> after_, first_;
   TokenTrie after_trie_;
   std::unique_ptr<TokenTrie> first_trie_;  // null when first_ is empty
+  uint32_t horizon_ = 1;
 };
 
 class TokenGuide {

@@ -38,6 +38,7 @@ class TokenTrie {
   }
 
   size_t node_count() const { return nodes_.size(); }
+  size_t max_depth() const { return max_depth_; }  // the longest token, in bytes
 
  private:
   struct Node {

@@ -134,6 +134,22 @@ TEST(JsonSchemaBounds, KeysTellBoundedStatesApart) {
   EXPECT_NE(key_after(*number, "4"), key_after(*number, "6"));
   const auto items = with_property(R"({"type":"array","maxItems":2})");
   EXPECT_NE(key_after(*items, "[1"), key_after(*items, "[1,2"));
+  // A key tells counts apart only as far as one token of `horizon` bytes can
+  // reach: the minimum, and the room left below the maximum.
+  auto key_within = [](const JsonSchema& schema, const std::string& value_prefix, uint32_t horizon) {
+    JsonMachine m(&schema);
+    EXPECT_TRUE(m.feed(R"({"v":)" + value_prefix)) << value_prefix;
+    std::string key;
+    m.append_key(&key, horizon);
+    return key;
+  };
+  const auto long_text = with_property(R"({"type":"string","minLength":2,"maxLength":12})");
+  EXPECT_EQ(key_within(*long_text, R"("ab)", 4), key_within(*long_text, R"("abc)", 4));
+  EXPECT_NE(key_within(*long_text, R"("a)", 4), key_within(*long_text, R"("ab)", 4)) << "below the minimum";
+  EXPECT_NE(key_within(*long_text, R"("abcdefghi)", 4), key_within(*long_text, R"("abcdefgh)", 4)) << "near the max";
+  EXPECT_NE(key_after(*long_text, R"("ab)"), key_after(*long_text, R"("abc)")) << "with no horizon, every count";
+  const auto long_list = with_property(R"({"type":"array","maxItems":100})");
+  EXPECT_EQ(key_within(*long_list, "[1", 4), key_within(*long_list, "[1,2", 4));
   // Without bounds, states that differ only in counts share a key.
   const auto free = with_property(R"({"type":"string"})");
   EXPECT_EQ(key_after(*free, R"("ab)"), key_after(*free, R"("abc)"));

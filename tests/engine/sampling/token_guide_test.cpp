@@ -123,6 +123,46 @@ TEST(TokenGuide, ATokenOffTheLanguageLeavesOnlyTheEnd) {
   EXPECT_EQ(std::count(ok.begin(), ok.end(), true), 2);
 }
 
+// Masks are cached by state keys that drop counts too far from their bounds
+// for one token to matter: along random walks under a bounded schema, every
+// mask (cached or not) is exactly what brute force finds for the text so far.
+TEST(TokenGuide, CachedMasksUnderBoundsAreExact) {
+  const auto vocab = toy_vocabulary();
+  std::string error;
+  const auto schema = JsonSchema::compile_text(
+      R"({"type":"object","properties":{"s":{"type":"string","minLength":2,"maxLength":12},)"
+      R"("l":{"type":"array","items":{"type":"integer","maximum":50},"minItems":1,"maxItems":6}},)"
+      R"("required":["s","l"],"additionalProperties":false})",
+      &error);
+  ASSERT_TRUE(schema) << error;
+  GuideSpec spec{GuideSpec::Kind::kJsonSchema, {}};
+  spec.schema = schema;
+  const TokenGuide guide(spec, toy(), std::vector<int32_t>{0});
+  std::mt19937 rng(11);
+  int checked = 0;
+  for (int walk = 0; walk < 150; ++walk) {
+    TokenGuide::Cursor cursor = guide.start();
+    JsonMachine machine(schema.get());
+    std::string text;
+    for (int step = 0; step < 40 && !machine.complete(); ++step) {
+      const std::vector<bool> allowed = guide_allows(cursor, vocab.size());
+      const std::vector<bool> expected = brute_force(machine, vocab);
+      std::vector<int32_t> choices;
+      for (size_t id = 1; id < vocab.size(); ++id) {
+        EXPECT_EQ(allowed[id], expected[id]) << "after " << text << ": token " << vocab[id];
+        if (expected[id]) choices.push_back(static_cast<int32_t>(id));
+      }
+      ++checked;
+      ASSERT_FALSE(choices.empty()) << "a dead end after " << text;
+      const int32_t token = choices[rng() % choices.size()];
+      cursor.advance(token);
+      ASSERT_TRUE(machine.feed(vocab[static_cast<size_t>(token)]));
+      text += vocab[static_cast<size_t>(token)];
+    }
+  }
+  EXPECT_GT(checked, 3000);
+}
+
 // Sampling under the guide at random temperatures: every finished answer is
 // one JSON object, and the same seed draws the same tokens.
 TEST(TokenGuide, SampledAnswersAreJsonObjects) {
