@@ -57,20 +57,51 @@ class Planner {
         alive_(state.running.size(), true), plan_(state.running.size()) {}
 
   ScheduleOutput run() {
-    for (size_t i : running_order_) {  // 1. decodes
-      const SequenceState& s = state_.running[i];
-      if (!s.finished() && s.length() - s.computed_len == 1) try_running(i, 1);
-    }
-    for (size_t i : running_order_) {  // 2. prefill (or recompute) chunks
-      const SequenceState& s = state_.running[i];
+    bool admitting = true;
+    for (const Candidate& c : fair_order()) {
+      if (c.phase == kAdmission) {
+        admitting = admitting && admit(c.index);
+        continue;
+      }
+      const SequenceState& s = state_.running[c.index];
       const int64_t remaining = s.length() - s.computed_len;
-      if (!s.finished() && remaining > 1) try_running(i, std::min({remaining, config_.chunk_size, budget_}));
+      try_running(c.index, c.phase == kDecode ? 1 : std::min({remaining, config_.chunk_size, budget_}));
     }
-    if (out_.preempted.empty()) admit();
     return finish();
   }
 
  private:
+  enum Phase { kDecode = 0, kChunk = 1, kAdmission = 2 };
+  struct Candidate {
+    size_t index;  // into running, or waiting for kAdmission
+    Phase phase;
+    uint32_t rank = 0;  // among its request's candidates, by id
+    const SequenceState* s;
+  };
+
+  // Every unfinished sequence, in the order it may take a slot: round-robin
+  // across requests (sequences of one request share an arrival), so every
+  // request's k-th sequence comes before any request's (k+1)-th; then
+  // decodes, prefill chunks, admissions; then arrival order. With one
+  // sequence per request that is decodes, chunks, admissions, each in
+  // arrival order.
+  std::vector<Candidate> fair_order() const {
+    std::vector<Candidate> order;
+    for (size_t i = 0; i < state_.running.size(); ++i) {
+      const SequenceState& s = state_.running[i];
+      if (!s.finished()) order.push_back(Candidate{i, s.length() - s.computed_len == 1 ? kDecode : kChunk, 0, &s});
+    }
+    for (size_t i = 0; i < state_.waiting.size(); ++i)
+      if (!state_.waiting[i].finished()) order.push_back(Candidate{i, kAdmission, 0, &state_.waiting[i]});
+    std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return earlier(*a.s, *b.s); });
+    for (size_t k = 1; k < order.size(); ++k)
+      if (order[k].s->arrival == order[k - 1].s->arrival) order[k].rank = order[k - 1].rank + 1;
+    std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.phase < b.phase;
+    });
+    return order;
+  }
+
   struct Planned {
     bool scheduled = false;
     ScheduledSequence step;
@@ -119,26 +150,27 @@ class Planner {
     --slots_;
   }
 
-  void admit() {
-    for (size_t i : arrival_order(state_.waiting)) {
-      const SequenceState& s = state_.waiting[i];
-      if (s.finished()) continue;
-      if (slots_ == 0 || budget_ == 0) return;
-      const int64_t start = std::clamp<int64_t>(s.cached_len, 0, s.length() - 1) / config_.block_size * config_.block_size;
-      const int64_t n = std::min({s.length() - start, config_.chunk_size, budget_});
-      const bool samples = start + n == s.length();
-      const int32_t cached_blocks = static_cast<int32_t>(start / config_.block_size);
-      const int32_t need = blocks_for_tokens(start + n, config_.block_size) - cached_blocks +
-                           fork_blocks(s, samples, start + n, config_);
-      // Locking the cached prefix takes its unreferenced blocks out of the allocatable count.
-      const int32_t cost = need + (start > 0 ? s.cached_unreferenced_blocks : 0);
-      if (cost > free_) return;  // first come, first served: nobody overtakes it
-      admitted_.push_back(ScheduledSequence{s.id, true, start, n, need, samples,
-                                            samples && s.generated == 0 ? s.extra_choices : 0});
-      admitted_keys_.push_back(&s);
-      free_ -= cost - need;
-      take(n, need);
-    }
+  // Admits waiting sequence i if it fits; false when it does not, after
+  // which nobody waiting is admitted this step (first come, first served:
+  // nobody overtakes it), nor after a preemption.
+  bool admit(size_t i) {
+    const SequenceState& s = state_.waiting[i];
+    if (!out_.preempted.empty() || slots_ == 0 || budget_ == 0) return false;
+    const int64_t start = std::clamp<int64_t>(s.cached_len, 0, s.length() - 1) / config_.block_size * config_.block_size;
+    const int64_t n = std::min({s.length() - start, config_.chunk_size, budget_});
+    const bool samples = start + n == s.length();
+    const int32_t cached_blocks = static_cast<int32_t>(start / config_.block_size);
+    const int32_t need = blocks_for_tokens(start + n, config_.block_size) - cached_blocks +
+                         fork_blocks(s, samples, start + n, config_);
+    // Locking the cached prefix takes its unreferenced blocks out of the allocatable count.
+    const int32_t cost = need + (start > 0 ? s.cached_unreferenced_blocks : 0);
+    if (cost > free_) return false;
+    admitted_.push_back(ScheduledSequence{s.id, true, start, n, need, samples,
+                                          samples && s.generated == 0 ? s.extra_choices : 0});
+    admitted_keys_.push_back(&s);
+    free_ -= cost - need;
+    take(n, need);
+    return true;
   }
 
   ScheduleOutput finish() {

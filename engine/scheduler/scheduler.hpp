@@ -23,11 +23,18 @@
 // `generated`); a token is sampled exactly once: preemption drops KV, never a
 // sampled token, and recomputing it gives the same bits.
 //
-// Policy, in order, all in arrival order (arrival, then id):
+// Policy: slots go round-robin across requests (the sequences of one
+// request, its choices, share an arrival): every request's first unfinished
+// sequence (by id) before any request's second, and so on, so a request
+// with many choices cannot keep a later one out of the batch. Within one
+// such round, in arrival order (arrival, then id):
 //   1. decodes of running sequences (1 token each),
 //   2. prefill chunks of running sequences (min(remaining, chunk_size, budget)),
 //   3. only if nothing was preempted: admission of waiting sequences, first
-//      come first served; the first one that does not fit stops admission.
+//      come first served; the first one that does not fit stops admission
+//      for the rest of the step.
+// With one sequence per request there is one round: decodes, chunks, then
+// admissions.
 // When a running sequence needs more blocks than are free, the latest-arrived
 // running sequence is preempted (possibly itself) until it fits; a preempted
 // sequence's scheduled work this step is undone.

@@ -1,5 +1,6 @@
-// The batching engine's lifecycle: requests share passes, chunked prefill
-// gives the same answer as one-piece prefill, a cancelled request's
+// The batching engine's lifecycle: requests share passes, a request with
+// many choices leaves room for later ones, chunked prefill gives the same
+// answer as one-piece prefill, a cancelled request's
 // sequences (and their KV) are gone by the next pass, a request too large
 // for the KV working memory is refused with 400 before it is queued, and so
 // are sampling parameters out of range.
@@ -57,6 +58,30 @@ TEST_F(BatchLifecycleTest, ConcurrentRequestsShareModelPasses) {
   const BatchStats stats = engine.engine().batch_stats();
   EXPECT_GE(stats.max_rows, 4u);
   EXPECT_LT(stats.steps, 8u * 24u) << "every token had a pass of its own";
+}
+
+// A request with more choices than a pass holds does not keep a later
+// request waiting until all of them are done: the later one is answered
+// while the first still runs.
+TEST_F(BatchLifecycleTest, ManyChoicesDoNotHoldALaterRequestBack) {
+  EngineOptions o = options();
+  o.max_batch_size = 4;
+  LocalBackend engine(o);
+  Sampling wide;
+  wide.n = 12;
+  wide.max_tokens = 40;
+  wide.ignore_eos = true;
+  Running first = start(engine, request(engine, "many answers, please", wide));
+  Sampling narrow;
+  narrow.max_tokens = 3;
+  narrow.ignore_eos = true;
+  Running later = start(engine, request(engine, "one short answer", narrow));
+  EXPECT_FALSE(finish(later).empty());
+  // 12 x 40 tokens through 4 rows take at least 120 passes; the later
+  // request needed a handful.
+  EXPECT_EQ(first.done.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the later request waited for every choice of the first";
+  EXPECT_FALSE(finish(first).empty());
 }
 
 TEST_F(BatchLifecycleTest, ChunkedPrefillAnswersExactlyAsOnePiece) {

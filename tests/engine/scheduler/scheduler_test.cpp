@@ -280,6 +280,43 @@ bool same(const ScheduleOutput& a, const ScheduleOutput& b) {
   return true;
 }
 
+// n choices decode as sequences of one request (one arrival). Slots go
+// round-robin across requests, so a request with many choices leaves room
+// each step for a later request, running or waiting.
+TEST(Schedule, ManyChoicesShareTheBatchWithLaterRequests) {
+  SchedulerState st;
+  for (RequestId id = 10; id < 18; ++id) {
+    SequenceState choice = decoding(id, 8, 2, 50);
+    choice.arrival = 1;
+    st.running.push_back(choice);
+  }
+  SequenceState later = waiting(20, 4, 5);
+  later.arrival = 2;
+  st.waiting.push_back(later);
+  st.free_blocks = 100;
+  ScheduleOutput out = schedule(st, cfg(100, /*batch=*/4, 100));
+  ASSERT_EQ(out.scheduled.size(), 4u);
+  ASSERT_NE(find(out, 20), nullptr) << "the later request is admitted";
+  EXPECT_TRUE(find(out, 20)->admitted);
+  for (RequestId id : {10, 11, 12}) EXPECT_NE(find(out, id), nullptr) << id;
+  EXPECT_EQ(find(out, 13), nullptr);
+
+  // Running, the later request keeps its turn each step.
+  st.waiting.clear();
+  SequenceState running_later = decoding(20, 4, 1, 5);
+  running_later.arrival = 2;
+  st.running.push_back(running_later);
+  out = schedule(st, cfg(100, /*batch=*/3, 100));
+  ASSERT_EQ(out.scheduled.size(), 3u);
+  EXPECT_NE(find(out, 10), nullptr);
+  EXPECT_NE(find(out, 20), nullptr);
+  EXPECT_NE(find(out, 11), nullptr);
+  // Rows stay in arrival order.
+  EXPECT_EQ(out.scheduled[0].id, 10u);
+  EXPECT_EQ(out.scheduled[1].id, 11u);
+  EXPECT_EQ(out.scheduled[2].id, 20u);
+}
+
 TEST(Schedule, SameStateGivesTheSamePlanWhateverTheInputOrder) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
