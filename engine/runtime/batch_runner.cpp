@@ -8,6 +8,7 @@
 #include "engine/model/model.hpp"
 #include "engine/runtime/choice_emitter.hpp"
 #include "engine/runtime/engine.hpp"
+#include "engine/runtime/guide_cache.hpp"
 #include "engine/runtime/guide_vocabulary.hpp"
 #include "engine/runtime/kv_reuse.hpp"
 #include "engine/runtime/ordered_output.hpp"
@@ -82,7 +83,7 @@ void BatchRunner::add(EngineJob job) {
   std::vector<int32_t> ends = job.ignore_eos ? job.stop_token_ids : std::move(all_ends);
   if (job.guide.kind != GuideSpec::Kind::kNone) {
     if (!guide_vocabulary_) guide_vocabulary_ = make_guide_vocabulary(*tokenizer_);
-    job.sampling.guide = std::make_shared<const TokenGuide>(job.guide, guide_vocabulary_, ends);
+    job.sampling.guide = guides_.get(job.guide, guide_vocabulary_, ends);
   }
   auto request = std::make_shared<Request>(std::move(job), n, std::move(ends));
   request->usage.prompt_tokens = static_cast<int64_t>(request->job.prompt.size());
@@ -112,6 +113,7 @@ BatchStats BatchRunner::stats() const {
   out.running = static_cast<uint32_t>(running_sequences());
   out.waiting = static_cast<uint32_t>(sequences_.size()) - out.running;
   out.free_kv_slots = static_cast<uint32_t>(model_.free_kv_slots());
+  out.guide_mask_walks = guide_vocabulary_ ? guide_vocabulary_->walks() : 0;
   return out;
 }
 

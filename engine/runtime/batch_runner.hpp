@@ -34,6 +34,7 @@
 
 #include "common/generation.hpp"
 #include "engine/runtime/engine_job.hpp"
+#include "engine/runtime/guide_cache.hpp"
 #include "engine/sampling/token_guide.hpp"
 #include "engine/scheduler/scheduler.hpp"
 
@@ -55,6 +56,7 @@ struct BatchStats {
   uint32_t running = 0;         // sequences with KV now
   uint32_t waiting = 0;         // sequences waiting for admission now
   uint32_t free_kv_slots = 0;   // KV slots not held (Model::free_kv_slots; 0 without slots)
+  uint64_t guide_mask_walks = 0;  // guided-decoding masks computed, not found cached
 };
 
 struct BatchConfig {
@@ -111,6 +113,7 @@ class BatchRunner {
   std::function<void()> before_complete_;
   const int32_t vocab_;
   std::shared_ptr<const GuideVocabulary> guide_vocabulary_;  // built by the first guided job
+  GuideCache guides_;  // shared by requests that ask for the same guide
 
   std::vector<std::unique_ptr<Sequence>> sequences_;  // running and waiting, any order
   sched::RequestId next_id_ = 1;

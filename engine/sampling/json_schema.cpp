@@ -378,6 +378,7 @@ std::shared_ptr<const JsonSchema> JsonSchema::compile(const json::Value& root, s
   auto schema = std::make_shared<JsonSchema>();
   JsonSchemaCompiler compiler(root, *schema);
   if (!compiler.run(error)) return nullptr;
+  schema->source_ = json::dump(root);
   return schema;
 }
 

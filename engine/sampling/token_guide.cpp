@@ -85,6 +85,7 @@ std::shared_ptr<const TokenGuide::Bits> TokenGuide::allowed(const Cursor& cursor
 std::shared_ptr<const TokenGuide::Bits> TokenGuide::compute(const Cursor& cursor) const {
   const int32_t size = vocabulary_->size();
   auto bits = std::make_shared<Bits>((static_cast<size_t>(size) + 63) / 64, 0);
+  vocabulary_->count_walk();
   bool may_end = true;
   if (!cursor.dead_) {
     std::visit(

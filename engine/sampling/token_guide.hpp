@@ -12,9 +12,12 @@
 // keep every reproducibility promise of the sampler.
 //
 // Threading: GuideVocabulary and TokenGuide are immutable apart from
-// TokenGuide's mutex-guarded mask cache; a Cursor belongs to one Sampler.
+// TokenGuide's mutex-guarded mask cache and GuideVocabulary's atomic count
+// of trie walks; a Cursor belongs to one Sampler. Requests asking for the
+// same guide may share one TokenGuide (engine/runtime/guide_cache.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -51,12 +54,17 @@ class GuideVocabulary {
   const TokenTrie& trie(bool first) const { return first && first_trie_ ? *first_trie_ : after_trie_; }
   // The most bytes one token adds: masks need keys only this far ahead.
   uint32_t horizon() const { return horizon_; }
+  // Masks computed by walking the trie (cache misses), by every guide of
+  // this vocabulary so far.
+  uint64_t walks() const { return walks_.load(std::memory_order_relaxed); }
+  void count_walk() const { walks_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   std::vector<std::string> after_, first_;
   TokenTrie after_trie_;
   std::unique_ptr<TokenTrie> first_trie_;  // null when first_ is empty
   uint32_t horizon_ = 1;
+  mutable std::atomic<uint64_t> walks_{0};
 };
 
 class TokenGuide {
@@ -89,7 +97,7 @@ class TokenGuide {
   std::shared_ptr<const Bits> allowed(const Cursor& cursor) const;
   std::shared_ptr<const Bits> compute(const Cursor& cursor) const;
 
-  static constexpr size_t kMaxCachedStates = 64;
+  static constexpr size_t kMaxCachedStates = 128;  // then the cache starts over
   GuideSpec::Kind kind_;
   std::shared_ptr<const GuideVocabulary> vocabulary_;
   std::vector<int32_t> end_ids_;

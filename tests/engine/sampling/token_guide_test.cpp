@@ -135,7 +135,8 @@ TEST(TokenGuide, CachedMasksUnderBoundsAreExact) {
       R"("required":["s","l"],"additionalProperties":false})",
       &error);
   ASSERT_TRUE(schema) << error;
-  GuideSpec spec{GuideSpec::Kind::kJsonSchema, {}};
+  GuideSpec spec;
+  spec.kind = GuideSpec::Kind::kJsonSchema;
   spec.schema = schema;
   const TokenGuide guide(spec, toy(), std::vector<int32_t>{0});
   std::mt19937 rng(11);

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "engine/sampling/json_machine.hpp"
 #include "tests/proxy/backend/local_backend_fixture.hpp"
@@ -220,6 +222,33 @@ TEST_F(LocalBackendTest, JsonSchemaAnswersFollowOneBranchOfAUnion) {
     }
   }
   EXPECT_EQ(kinds.size(), 2u) << "both branches drawn";
+}
+
+// Requests for the same guide share its masks: asking again walks no trie.
+TEST_F(LocalBackendTest, RequestsForTheSameGuideShareItsMasks) {
+  // The engine publishes its counters after each pass; once nothing runs,
+  // they include the last one.
+  auto settled_walks = [&] {
+    for (int i = 0; i < 2000; ++i) {
+      const auto stats = backend_->engine().batch_stats();
+      if (stats.running == 0 && stats.waiting == 0) return stats.guide_mask_walks;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return backend_->engine().batch_stats().guide_mask_walks;
+  };
+  auto json_mode = request("give me a JSON object", 24);
+  json_mode->seed = 17;
+  json_mode->chat.response_format = json_object_format();
+  auto choice = request("pick one", 12);
+  choice->chat.guided_choice = {"shared-mask alpha", "shared-mask beta"};
+  for (auto& r : {json_mode, choice}) {
+    const uint64_t before = settled_walks();
+    const std::string text = run(r)->text();
+    const uint64_t first = settled_walks();
+    EXPECT_EQ(run(r)->text(), text);
+    EXPECT_EQ(settled_walks(), first) << "the same guide walked its states again";
+    if (r == choice) EXPECT_GT(first, before) << "a guide asked for the first time walks";
+  }
 }
 
 TEST_F(LocalBackendTest, GuidesRefuseOptionsThatWouldBreakThem) {
