@@ -1,13 +1,18 @@
 // Guided decoding through the local backend on a real tokenizer (Qwen3's):
-// JSON mode and guided_choice answers stay in their language, are the same
-// bytes run to run, and conflicting options are refused.
+// JSON mode, JSON schema (bounds and unions included) and guided_choice
+// answers stay in their language and are the same bytes run to run,
+// requests for the same guide share its masks, and conflicting options are
+// refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "engine/sampling/json_machine.hpp"
 #include "tests/proxy/backend/local_backend_fixture.hpp"
@@ -23,13 +28,35 @@ std::string finish_reason(const Collect& sink, uint32_t choice) {
 
 json::Value json_object_format() { return json::Value(json::Object{{"type", json::Value("json_object")}}); }
 
-TEST_F(LocalBackendTest, JsonModeAnswersAreOneJsonObject) {
-  const auto tokenizer = backend_->engine().tokenizer();
-  // Lean the random model towards short objects, so that many answers end.
-  std::vector<std::pair<int64_t, double>> bias;
-  for (const char* piece : {"{\"", "a", "\":", " ", "1", "}", "<|im_end|>"})
-    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
-  std::sort(bias.begin(), bias.end());
+class LocalBackendGuidedTest : public LocalBackendTest {
+ protected:
+  // The ids of `pieces`, each with a bias of 12: leans the random test
+  // model towards short answers, so that many end.
+  static std::vector<std::pair<int64_t, double>> lean_towards(std::initializer_list<const char*> pieces) {
+    const auto tokenizer = backend_->engine().tokenizer();
+    std::vector<std::pair<int64_t, double>> bias;
+    for (const char* piece : pieces)
+      for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
+    std::sort(bias.begin(), bias.end());
+    return bias;
+  }
+
+  // Runs guided request `r` twice, expecting the same transcript. When its
+  // answer ended with "stop", sets *text and its parse *answer: true.
+  static bool ended_answer(const std::shared_ptr<BackendRequest>& r, json::Value* answer, std::string* text) {
+    EXPECT_FALSE(backend_->check_supported(r->chat));
+    auto sink = run(r);
+    *text = sink->text();
+    EXPECT_EQ(run(r)->transcript(), sink->transcript()) << "seed " << r->seed;
+    if (finish_reason(*sink, 0) != "stop") return false;
+    const bool object = !json::parse(*text, *answer) && answer->is_object();
+    EXPECT_TRUE(object) << *text;
+    return object;
+  }
+};
+
+TEST_F(LocalBackendGuidedTest, JsonModeAnswersAreOneJsonObject) {
+  const auto bias = lean_towards({"{\"", "a", "\":", " ", "1", "}", "<|im_end|>"});
   int whole = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     auto r = request("give me a JSON object", 40);
@@ -61,7 +88,7 @@ TEST_F(LocalBackendTest, JsonModeAnswersAreOneJsonObject) {
   EXPECT_TRUE(m.feed(text)) << text;
 }
 
-TEST_F(LocalBackendTest, GuidedChoiceAnswersAreOneOfTheChoices) {
+TEST_F(LocalBackendGuidedTest, GuidedChoiceAnswersAreOneOfTheChoices) {
   const std::set<std::string> choices = {"yes", "no", "maybe later", "\xC3\xA9t\xC3\xA9"};
   std::set<std::string> seen;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
@@ -89,15 +116,11 @@ TEST_F(LocalBackendTest, GuidedChoiceAnswersAreOneOfTheChoices) {
 
 // A strict schema, as response_format json_schema and as vLLM's guided_json:
 // answers that end are objects with exactly its keys, in order, of its types.
-TEST_F(LocalBackendTest, JsonSchemaAnswersFollowTheSchema) {
+TEST_F(LocalBackendGuidedTest, JsonSchemaAnswersFollowTheSchema) {
   const char* schema = R"({"type":"object","properties":{"answer":{"enum":["yes","no"]},
       "score":{"type":"integer"},"notes":{"type":"array","items":{"type":"boolean"}}},
       "required":["answer","score","notes"],"additionalProperties":false})";
-  const auto tokenizer = backend_->engine().tokenizer();
-  std::vector<std::pair<int64_t, double>> bias;
-  for (const char* piece : {"{\"", "\":", "\"", ",\"", "[", "]", "}", "<|im_end|>"})
-    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
-  std::sort(bias.begin(), bias.end());
+  const auto bias = lean_towards({"{\"", "\":", "\"", ",\"", "[", "]", "}", "<|im_end|>"});
   int whole = 0;
   for (const bool vllm : {false, true}) {
     for (uint64_t seed = 1; seed <= 6; ++seed) {
@@ -111,14 +134,10 @@ TEST_F(LocalBackendTest, JsonSchemaAnswersFollowTheSchema) {
                                      schema + "}}",
                                  r->chat.response_format));
       }
-      ASSERT_FALSE(backend_->check_supported(r->chat));
-      auto sink = run(r);
-      const std::string text = sink->text();
-      EXPECT_EQ(run(r)->transcript(), sink->transcript());
-      if (finish_reason(*sink, 0) != "stop") continue;
-      ++whole;
       json::Value v;
-      ASSERT_FALSE(json::parse(text, v)) << text;
+      std::string text;
+      if (!ended_answer(r, &v, &text)) continue;
+      ++whole;
       ASSERT_TRUE(v.is_object()) << text;
       const auto& members = v.as_object();
       ASSERT_EQ(members.size(), 3u) << text;
@@ -136,30 +155,22 @@ TEST_F(LocalBackendTest, JsonSchemaAnswersFollowTheSchema) {
 
 // Bounds, as Pydantic writes them for conint(ge=1, le=5), conlist and
 // constr(max_length=...): every answer that ends meets them.
-TEST_F(LocalBackendTest, JsonSchemaAnswersMeetTheirBounds) {
+TEST_F(LocalBackendGuidedTest, JsonSchemaAnswersMeetTheirBounds) {
   const char* schema = R"({"type":"object","properties":{"rating":{"type":"integer","minimum":1,"maximum":5},
       "weight":{"type":"number","exclusiveMinimum":0,"maximum":1},
       "tags":{"type":"array","items":{"type":"string","maxLength":4},"minItems":1,"maxItems":2}},
       "required":["rating","weight","tags"],"additionalProperties":false})";
-  const auto tokenizer = backend_->engine().tokenizer();
-  std::vector<std::pair<int64_t, double>> bias;
-  for (const char* piece : {"{\"", "\":", "\"", ",\"", "[", "]", "}", "<|im_end|>"})
-    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
-  std::sort(bias.begin(), bias.end());
+  const auto bias = lean_towards({"{\"", "\":", "\"", ",\"", "[", "]", "}", "<|im_end|>"});
   int whole = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     auto r = request("rate it", 60);
     r->seed = seed;
     r->chat.logit_bias = bias;
     ASSERT_FALSE(json::parse(std::string(R"({"guided_json":)") + schema + "}", r->chat.raw));
-    ASSERT_FALSE(backend_->check_supported(r->chat));
-    auto sink = run(r);
-    const std::string text = sink->text();
-    EXPECT_EQ(run(r)->transcript(), sink->transcript());
-    if (finish_reason(*sink, 0) != "stop") continue;
-    ++whole;
     json::Value v;
-    ASSERT_FALSE(json::parse(text, v)) << text;
+    std::string text;
+    if (!ended_answer(r, &v, &text)) continue;
+    ++whole;
     const json::Value* rating = v.find("rating");
     const json::Value* weight = v.find("weight");
     const json::Value* tags = v.find("tags");
@@ -179,18 +190,14 @@ TEST_F(LocalBackendTest, JsonSchemaAnswersMeetTheirBounds) {
 
 // A discriminated union, as Pydantic writes Union[Cat, Dog] with a "kind"
 // literal: every answer that ends is one branch, whole.
-TEST_F(LocalBackendTest, JsonSchemaAnswersFollowOneBranchOfAUnion) {
+TEST_F(LocalBackendGuidedTest, JsonSchemaAnswersFollowOneBranchOfAUnion) {
   const char* schema = R"({"type":"object","properties":{"pet":{"anyOf":[{"$ref":"#/$defs/Cat"},{"$ref":"#/$defs/Dog"}]}},
       "required":["pet"],"additionalProperties":false,"$defs":{
       "Cat":{"type":"object","properties":{"kind":{"const":"cat"},"lives":{"type":"integer","minimum":1,"maximum":9}},
              "required":["kind","lives"],"additionalProperties":false},
       "Dog":{"type":"object","properties":{"kind":{"const":"dog"},"good":{"type":"boolean"}},
              "required":["kind","good"],"additionalProperties":false}}})";
-  const auto tokenizer = backend_->engine().tokenizer();
-  std::vector<std::pair<int64_t, double>> bias;
-  for (const char* piece : {"{\"", "\":", "\"", ",\"", "}", "<|im_end|>"})
-    for (const int32_t id : tokenizer->encode(piece, true)) bias.emplace_back(id, 12.0);
-  std::sort(bias.begin(), bias.end());
+  const auto bias = lean_towards({"{\"", "\":", "\"", ",\"", "}", "<|im_end|>"});
   std::set<std::string> kinds;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     auto r = request("a pet, please", 40);
@@ -198,12 +205,9 @@ TEST_F(LocalBackendTest, JsonSchemaAnswersFollowOneBranchOfAUnion) {
     r->chat.logit_bias = bias;
     ASSERT_FALSE(json::parse(std::string(R"({"type":"json_schema","json_schema":{"name":"pet","schema":)") + schema + "}}",
                              r->chat.response_format));
-    ASSERT_FALSE(backend_->check_supported(r->chat));
-    auto sink = run(r);
-    const std::string text = sink->text();
-    if (finish_reason(*sink, 0) != "stop") continue;
     json::Value v;
-    ASSERT_FALSE(json::parse(text, v)) << text;
+    std::string text;
+    if (!ended_answer(r, &v, &text)) continue;
     const json::Value* pet = v.find("pet");
     ASSERT_TRUE(pet && pet->is_object()) << text;
     const auto& members = pet->as_object();
@@ -225,7 +229,7 @@ TEST_F(LocalBackendTest, JsonSchemaAnswersFollowOneBranchOfAUnion) {
 }
 
 // Requests for the same guide share its masks: asking again walks no trie.
-TEST_F(LocalBackendTest, RequestsForTheSameGuideShareItsMasks) {
+TEST_F(LocalBackendGuidedTest, RequestsForTheSameGuideShareItsMasks) {
   // The engine publishes its counters after each pass; once nothing runs,
   // they include the last one.
   auto settled_walks = [&] {
@@ -251,7 +255,7 @@ TEST_F(LocalBackendTest, RequestsForTheSameGuideShareItsMasks) {
   }
 }
 
-TEST_F(LocalBackendTest, GuidesRefuseOptionsThatWouldBreakThem) {
+TEST_F(LocalBackendGuidedTest, GuidesRefuseOptionsThatWouldBreakThem) {
   api::ApiError err;
   auto r = request("hi", 8);
   r->chat.response_format = json_object_format();
