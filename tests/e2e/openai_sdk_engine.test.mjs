@@ -212,6 +212,25 @@ test('response_format json_object and json_schema, and guided_choice', async () 
     assert.ok(Number.isInteger(value.count) && value.count >= 1 && value.count <= 9, String(value.count));
   }
   assert.ok(followed >= 3, `${followed} of 6 answers ended`);
+  // A discriminated union with $defs, as the SDK's zodResponseFormat writes z.discriminatedUnion.
+  const pet = { type: 'object', properties: { pet: { anyOf: [{ $ref: '#/$defs/cat' }, { $ref: '#/$defs/dog' }] } },
+    required: ['pet'], additionalProperties: false, $defs: {
+      cat: { type: 'object', properties: { kind: { type: 'string', const: 'cat' }, lives: { type: 'integer', minimum: 1, maximum: 9 } },
+        required: ['kind', 'lives'], additionalProperties: false },
+      dog: { type: 'object', properties: { kind: { type: 'string', const: 'dog' }, good: { type: 'boolean' } },
+        required: ['kind', 'good'], additionalProperties: false } } };
+  let pets = 0;
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    const answer = await client.chat.completions.create({ ...structured, seed,
+      response_format: { type: 'json_schema', json_schema: { name: 'pet', strict: true, schema: pet } } });
+    if (answer.choices[0].finish_reason !== 'stop') continue;
+    pets += 1;
+    const value = JSON.parse(answer.choices[0].message.content).pet;
+    const keys = Object.keys(value);
+    if (value.kind === 'cat') assert.deepEqual(keys, ['kind', 'lives']);
+    else assert.deepEqual([value.kind, ...keys], ['dog', 'kind', 'good']);
+  }
+  assert.ok(pets >= 3, `${pets} of 6 answers ended`);
   schema.properties.count.multipleOf = 2;  // a keyword it cannot enforce: refused, not ignored
   await assert.rejects(client.chat.completions.create(structured), (e) => {
     assert.ok(e instanceof OpenAI.BadRequestError, String(e));
