@@ -95,7 +95,7 @@ int main() {
   // A guided sampler held inside one string: replays the same state's
   // (cached) mask every step.
   SamplingParams guided = plain;
-  guided.guide = std::make_shared<const TokenGuide>(GuideSpec{GuideSpec::Kind::kJsonObject, {}}, guide_vocab,
+  guided.guide = std::make_shared<const TokenGuide>(GuideSpec{GuideSpec::Kind::kJsonObject, {}, nullptr}, guide_vocab,
                                                     std::vector<int32_t>{*tokenizer->token_to_id("<|im_end|>")});
   const double guided_us = best_us(5, 50, [&] {
     Sampler s(guided, vocab, 0);

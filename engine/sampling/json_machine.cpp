@@ -137,6 +137,7 @@ bool JsonMachine::begin_value(uint8_t byte) {
       in_key_ = false;
       length_ = 0;
       bounded_string_ = schema_ && schema_->node(value_node_).bounds_length();
+      format_ = StringFormat(schema_ ? schema_->node(value_node_).format : StringFormat::kNone);
       return true;
     case '-': mode_ = Mode::kNumberMinus; return begin_number(byte);
     case '0': mode_ = Mode::kNumberZero; return begin_number(byte);
@@ -189,12 +190,13 @@ bool JsonMachine::feed_string(uint8_t byte) {
       mode_ = Mode::kColon;
       value_node_ = 0;  // a free object's values: any JSON
     } else {
-      if (!string_long_enough()) return false;
+      if (!string_long_enough() || (formatted() && !format_.complete())) return false;
       end_value();
     }
     return true;
   }
   if (byte < 0x20 || !take_code_point()) return false;  // every other byte begins a code point
+  if (formatted()) return byte != '\\' && format_.feed(byte);
   if (byte == '\\') {
     mode_ = Mode::kEscape;
     return true;
@@ -322,6 +324,7 @@ void JsonMachine::append_key(std::string* out, uint32_t horizon) const {
     const JsonSchema::Node& n = *length_bounds();
     put_count(length_, n.min_length, n.max_length);
   }
+  if (mode_ == Mode::kString && formatted()) format_.append_key(out);
   if (mode_ >= Mode::kNumberMinus && mode_ <= Mode::kNumberExpDigits && number_bounds()) number_.append_key(out);
   for (uint8_t d = 0; d < depth_; ++d) {
     put16(node_[d]);

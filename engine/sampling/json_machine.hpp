@@ -97,6 +97,7 @@ class JsonMachine {
   bool string_long_enough() const;
   const JsonSchema::Node* number_bounds() const;  // the number's node when it bounds the value
   bool begin_number(uint8_t byte);
+  bool formatted() const { return !in_key_ && format_.kind() != StringFormat::kNone; }
 
   Mode mode_ = Mode::kStart;
   bool in_key_ = false;       // the string being read is an object key
@@ -120,6 +121,7 @@ class JsonMachine {
   uint16_t next_[kMaxDepth] = {};  // each open object's next property index; a bounded array's items
   uint32_t length_ = 0;            // code points of a length-bounded value string so far
   DecimalPrefix number_;           // a bounded number so far
+  StringFormat format_;            // the value string's enforced format (kNone: none)
 };
 
 }  // namespace reprox::engine

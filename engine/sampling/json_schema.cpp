@@ -316,6 +316,8 @@ class JsonSchemaCompiler {
       node.types |= JsonSchema::kNull;
     if (node.types == 0) return fail(path, "type must name at least one type");
     if (std::string why; !internal::read_schema_bounds(s, node, &why)) return fail(path, why);
+    if (const json::Value* format = s.find("format"); format && format->is_string())
+      node.format = StringFormat::parse(format->as_string());
     if (node.types & JsonSchema::kObject)
       if (!compile_object(s, path, nesting, node)) return -1;
     if (node.types & JsonSchema::kArray) {

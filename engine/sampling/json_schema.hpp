@@ -12,10 +12,11 @@
 // included). Bounds: minLength / maxLength (strings, in code points),
 // minItems / maxItems, and minimum / maximum / exclusiveMinimum /
 // exclusiveMaximum (numbers and integers, magnitudes up to 10^18; a bounded
-// number is written without an exponent, with at most 9 decimals). A
-// schema without type or constraints, and an object without properties,
-// accept any JSON. Annotations (title, description, default, examples,
-// format, ...) are ignored. Every other keyword (pattern, multipleOf,
+// number is written without an exponent, with at most 9 decimals); format
+// date, time, date-time, uuid and ipv4 (string_format.hpp; such a string
+// takes no escapes). A schema without type or constraints, and an object
+// without properties, accept any JSON. Annotations (title, description,
+// default, examples, other formats, ...) are ignored. Every other keyword (pattern, multipleOf,
 // uniqueItems, allOf, ...) is refused, as are bounds that no value meets
 // and bounds beside enum or const: an answer must never break a schema it
 // was asked to follow. The root must be an object.
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "engine/sampling/number_bounds.hpp"
+#include "engine/sampling/string_format.hpp"
 
 namespace reprox::json {
 class Value;
@@ -61,6 +63,7 @@ class JsonSchema {
     uint32_t min_length = 0, max_length = UINT32_MAX;     // strings, in code points
     uint32_t min_items = 0, max_items = UINT32_MAX;       // arrays
     NumberRange range;                                    // numbers and integers
+    StringFormat::Kind format = StringFormat::kNone;      // strings: an enforced "format"
     // anyOf of objects, merged: `properties` are the branches' first ones
     // (none required, the object may not close before one), and
     // first_branch[i] is the branch that property i settles, or 0 when its

@@ -4,8 +4,8 @@
 // with no byte after the object and within the machine's bounds, the
 // machine takes whole; the machine never takes a byte after a complete
 // document; states with equal keys take the same next bytes; and with a
-// schema that bounds lengths, counts and numbers and has an anyOf of
-// objects, every document taken meets the bounds and follows one branch, and every prefix taken can go on (some byte follows it,
+// schema that bounds lengths, counts and numbers, has an anyOf of objects
+// and a date-time, every document taken meets the bounds and follows one branch, and every prefix taken can go on (some byte follows it,
 // or it is complete).
 #include <algorithm>
 #include <cstddef>
@@ -64,7 +64,7 @@ const char* kBoundedSchema =
     R"("required":["kind","x"],"additionalProperties":false},)"
     R"({"type":"object","properties":{"kind":{"const":"b"}},"required":["kind"],"additionalProperties":false},)"
     R"({"type":"object","properties":{"name":{"type":"string","maxLength":2}},"required":["name"],)"
-    R"("additionalProperties":false}]}}})";
+    R"("additionalProperties":false}]},"d":{"type":"string","format":"date-time"}}})";
 
 size_t code_points(const std::string& s) {
   size_t n = 0;
@@ -93,6 +93,7 @@ bool meets_bounds(const reprox::json::Value& doc) {
     return false;
   if (const auto* l = doc.find("l"); l && (!l->is_array() || l->as_array().empty() || l->as_array().size() > 2))
     return false;
+  if (const auto* d = doc.find("d"); d && (!d->is_string() || d->as_string().size() < 20)) return false;
   if (const auto* u = doc.find("u")) return u->is_object() && follows_a_branch(u->as_object());
   return true;
 }

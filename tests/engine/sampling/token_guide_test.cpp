@@ -75,7 +75,7 @@ TEST(TokenTrie, FindsExactlyTheTokensAMachineAccepts) {
 
 TEST(TokenGuide, EndIdsOnlyWhenTheTextIsWhole) {
   const auto vocab = toy_vocabulary();
-  const TokenGuide guide(GuideSpec{GuideSpec::Kind::kJsonObject, {}}, toy(), {0});
+  const TokenGuide guide(GuideSpec{GuideSpec::Kind::kJsonObject, {}, nullptr}, toy(), {0});
   auto cursor = guide.start();
   auto ok = guide_allows(cursor, vocab.size());
   EXPECT_FALSE(ok[0]) << "eos before any text";
@@ -94,7 +94,7 @@ TEST(TokenGuide, ChoicesAndTheFirstTokensBytes) {
   // As a first token " yes" spells "yes" (decoders drop a leading space).
   std::vector<std::string> first = vocab;
   first[39] = "yes";
-  const TokenGuide guide(GuideSpec{GuideSpec::Kind::kChoice, {"yes", "no"}}, toy(first), {0});
+  const TokenGuide guide(GuideSpec{GuideSpec::Kind::kChoice, {"yes", "no"}, nullptr}, toy(first), {0});
   auto cursor = guide.start();
   auto ok = guide_allows(cursor, vocab.size());
   std::vector<std::string> allowed;
@@ -114,7 +114,7 @@ TEST(TokenGuide, ChoicesAndTheFirstTokensBytes) {
 
 TEST(TokenGuide, ATokenOffTheLanguageLeavesOnlyTheEnd) {
   const auto vocab = toy_vocabulary();
-  const TokenGuide guide(GuideSpec{GuideSpec::Kind::kChoice, {"yes"}}, toy(), {0, 36});
+  const TokenGuide guide(GuideSpec{GuideSpec::Kind::kChoice, {"yes"}, nullptr}, toy(), {0, 36});
   auto cursor = guide.start();
   cursor.advance(35);  // "no": replayed, not allowed
   const auto ok = guide_allows(cursor, vocab.size());
@@ -168,7 +168,7 @@ TEST(TokenGuide, CachedMasksUnderBoundsAreExact) {
 // one JSON object, and the same seed draws the same tokens.
 TEST(TokenGuide, SampledAnswersAreJsonObjects) {
   const auto vocab = toy_vocabulary();
-  const auto guide = std::make_shared<const TokenGuide>(GuideSpec{GuideSpec::Kind::kJsonObject, {}}, toy(),
+  const auto guide = std::make_shared<const TokenGuide>(GuideSpec{GuideSpec::Kind::kJsonObject, {}, nullptr}, toy(),
                                                         std::vector<int32_t>{0});
   int finished = 0;
   for (uint32_t seed = 1; seed <= 200; ++seed) {

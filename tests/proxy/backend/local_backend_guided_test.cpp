@@ -1,5 +1,5 @@
 // Guided decoding through the local backend on a real tokenizer (Qwen3's):
-// JSON mode, JSON schema (bounds and unions included) and guided_choice
+// JSON mode, JSON schema (bounds, formats and unions included) and guided_choice
 // answers stay in their language and are the same bytes run to run,
 // requests for the same guide share its masks, and conflicting options are
 // refused.
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -154,12 +155,14 @@ TEST_F(LocalBackendGuidedTest, JsonSchemaAnswersFollowTheSchema) {
 }
 
 // Bounds, as Pydantic writes them for conint(ge=1, le=5), conlist and
-// constr(max_length=...): every answer that ends meets them.
+// constr(max_length=...), and a date's format: every answer that ends
+// meets them.
 TEST_F(LocalBackendGuidedTest, JsonSchemaAnswersMeetTheirBounds) {
   const char* schema = R"({"type":"object","properties":{"rating":{"type":"integer","minimum":1,"maximum":5},
       "weight":{"type":"number","exclusiveMinimum":0,"maximum":1},
-      "tags":{"type":"array","items":{"type":"string","maxLength":4},"minItems":1,"maxItems":2}},
-      "required":["rating","weight","tags"],"additionalProperties":false})";
+      "tags":{"type":"array","items":{"type":"string","maxLength":4},"minItems":1,"maxItems":2},
+      "day":{"type":"string","format":"date"}},
+      "required":["rating","weight","tags","day"],"additionalProperties":false})";
   const auto bias = lean_towards({"{\"", "\":", "\"", ",\"", "[", "]", "}", "<|im_end|>"});
   int whole = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
@@ -184,6 +187,14 @@ TEST_F(LocalBackendGuidedTest, JsonSchemaAnswersMeetTheirBounds) {
       for (const char c : tag.as_string()) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
       EXPECT_LE(code_points, 4u) << text;
     }
+    const json::Value* day = v.find("day");
+    ASSERT_TRUE(day && day->is_string()) << text;
+    int y = 0, m = 0, d = 0;
+    char tail = 0;
+    EXPECT_EQ(std::sscanf(day->as_string().c_str(), "%4d-%2d-%2d%c", &y, &m, &d, &tail), 3) << text;
+    EXPECT_EQ(day->as_string().size(), 10u) << text;
+    const int days[] = {31, (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    EXPECT_TRUE(y >= 1 && m >= 1 && m <= 12 && d >= 1 && d <= days[std::max(1, std::min(m, 12)) - 1]) << text;
   }
   EXPECT_GE(whole, 6);
 }
@@ -251,7 +262,9 @@ TEST_F(LocalBackendGuidedTest, RequestsForTheSameGuideShareItsMasks) {
     const uint64_t first = settled_walks();
     EXPECT_EQ(run(r)->text(), text);
     EXPECT_EQ(settled_walks(), first) << "the same guide walked its states again";
-    if (r == choice) EXPECT_GT(first, before) << "a guide asked for the first time walks";
+    if (r == choice) {
+      EXPECT_GT(first, before) << "a guide asked for the first time walks";
+    }
   }
 }
 
