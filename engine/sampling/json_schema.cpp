@@ -318,6 +318,11 @@ class JsonSchemaCompiler {
     if (std::string why; !internal::read_schema_bounds(s, node, &why)) return fail(path, why);
     if (const json::Value* format = s.find("format"); format && format->is_string())
       node.format = StringFormat::parse(format->as_string());
+    uint32_t shortest = 0, longest = 0;
+    StringFormat::length_range(node.format, &shortest, &longest);
+    if (node.format != StringFormat::kNone && (node.min_length > shortest || node.max_length < longest))
+      return fail(path, "minLength / maxLength that cut into format '" + s.find("format")->as_string() +
+                            "' are not supported");
     if (node.types & JsonSchema::kObject)
       if (!compile_object(s, path, nesting, node)) return -1;
     if (node.types & JsonSchema::kArray) {

@@ -96,6 +96,18 @@ StringFormat::Kind StringFormat::parse(std::string_view name) {
   return kNone;
 }
 
+void StringFormat::length_range(Kind kind, uint32_t* shortest, uint32_t* longest) {
+  // time: hh:mm:ss, then up to '.' and 9 digits, then Z or +hh:mm.
+  switch (kind) {
+    case kDate: *shortest = *longest = 10; return;
+    case kTime: *shortest = 9, *longest = 24; return;
+    case kDateTime: *shortest = 20, *longest = 35; return;
+    case kUuid: *shortest = *longest = 36; return;
+    case kIpv4: *shortest = 7, *longest = 15; return;
+    default: *shortest = 0, *longest = UINT32_MAX; return;
+  }
+}
+
 void StringFormat::next_item() {
   ++item_;
   digits_ = 0;

@@ -26,6 +26,8 @@ class StringFormat {
 
   // The enforced format a "format" keyword names, or kNone.
   static Kind parse(std::string_view name);
+  // The fewest and the most characters a string of the format has.
+  static void length_range(Kind kind, uint32_t* shortest, uint32_t* longest);
 
   StringFormat() = default;
   explicit StringFormat(Kind kind) : kind_(kind) {}

@@ -49,6 +49,23 @@ TEST(StringFormat, UuidsAndIpv4Addresses) {
                 {"256.0.0.1", "01.0.0.1", "1.2.3", "1.2.3.4.5", "1..2.3", "1.2.3.", "1.2.3.04", ".1.2.3"});
 }
 
+TEST(StringFormat, LengthRangesAreTheShortestAndLongestStrings) {
+  const std::pair<StringFormat::Kind, std::pair<std::string, std::string>> cases[] = {
+      {StringFormat::kDate, {"2024-01-01", "2024-01-01"}},
+      {StringFormat::kTime, {"00:00:00Z", "00:00:00.123456789+05:30"}},
+      {StringFormat::kDateTime, {"2024-01-01T00:00:00Z", "2024-01-01T00:00:00.123456789+05:30"}},
+      {StringFormat::kUuid, {"123e4567-e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-426614174000"}},
+      {StringFormat::kIpv4, {"0.0.0.0", "255.255.255.255"}}};
+  for (const auto& [kind, strings] : cases) {
+    uint32_t shortest = 0, longest = 0;
+    StringFormat::length_range(kind, &shortest, &longest);
+    EXPECT_TRUE(whole(kind, strings.first));
+    EXPECT_TRUE(whole(kind, strings.second));
+    EXPECT_EQ(shortest, strings.first.size()) << strings.first;
+    EXPECT_EQ(longest, strings.second.size()) << strings.second;
+  }
+}
+
 TEST(StringFormat, NamesOutsideTheSetAreAnnotations) {
   EXPECT_EQ(StringFormat::parse("date-time"), StringFormat::kDateTime);
   EXPECT_EQ(StringFormat::parse("email"), StringFormat::kNone);
@@ -117,6 +134,14 @@ TEST(StringFormat, ASchemaEnforcesItsFormats) {
   EXPECT_FALSE(follows(R"({"day":"2023-02-29","id":"123e4567-e89b-12d3-a456-426614174000","mail":""})"));
   EXPECT_FALSE(follows(R"({"day":"tomorrow","id":"123e4567-e89b-12d3-a456-426614174000","mail":""})"));
   EXPECT_FALSE(follows(R"({"day":"2024-02-2\u0039","id":"123e4567-e89b-12d3-a456-426614174000","mail":""})"));
+  // Length bounds that would cut a format short are refused; loose ones are fine.
+  EXPECT_FALSE(JsonSchema::compile_text(
+      R"({"type":"object","properties":{"t":{"type":"string","format":"time","maxLength":10}}})", &error));
+  EXPECT_NE(error.find("format 'time'"), std::string::npos) << error;
+  EXPECT_TRUE(JsonSchema::compile_text(
+      R"({"type":"object","properties":{"d":{"type":"string","format":"date","minLength":10,"maxLength":64}}})",
+      &error))
+      << error;
   // Keys of a free object are not held to a value's format.
   const auto free_values = JsonSchema::compile_text(
       R"({"type":"object","properties":{"when":{"type":"object"}},"required":["when"]})", &error);
