@@ -223,7 +223,7 @@ LocalBackendFactory local_backend_factory() {
       m.kv_state(double(k.bytes_held), double(k.cached_blocks), double(k.evictions), double(k.lookups), double(k.hits));
       const engine::BatchStats b = engine->batch_stats();
       m.batch_state(double(b.running), double(b.waiting), double(b.steps), double(b.rows), double(b.preemptions),
-                    double(b.free_kv_slots));
+                    double(b.free_kv_slots), double(b.guide_mask_walks));
     };
     parts.backend = std::move(backend);
     return parts;

@@ -63,6 +63,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()), id_(ne
   batch_passes_ = &BuildCounter().Name("reprox_engine_passes_total").Help("Engine model passes (one per batch step)").Register(*registry_).Add({});
   batch_rows_ = &BuildCounter().Name("reprox_engine_batch_rows_total").Help("Sequences computed, summed over engine passes").Register(*registry_).Add({});
   batch_preemptions_ = &BuildCounter().Name("reprox_engine_preemptions_total").Help("Sequences preempted for KV working memory").Register(*registry_).Add({});
+  guide_mask_walks_ = &BuildCounter().Name("reprox_engine_guide_mask_walks_total").Help("Guided-decoding token masks computed by walking the vocabulary, not found cached").Register(*registry_).Add({});
   tenant_rejections_ = &BuildCounter().Name("reprox_tenant_rejections_total").Help("Chat requests refused by a per-tenant limit").Register(*registry_);
   for (const char* reason : {"concurrency", "rate"}) tenant_rejections_->Add({{"reason", reason}, {"tenant", "other"}});
   near_hits_ = &BuildCounter().Name("reprox_cache_near_hits_total").Help("Exact misses answered from a near-duplicate entry").Register(*registry_).Add({});
@@ -162,14 +163,14 @@ void Metrics::kv_state(double bytes_held, double cached_blocks, double evictions
 }
 
 void Metrics::batch_state(double running, double waiting, double passes_total, double rows_total,
-                          double preemptions_total, double kv_slots_free) {
+                          double preemptions_total, double kv_slots_free, double guide_mask_walks_total) {
   batch_running_->Set(running);
   batch_waiting_->Set(waiting);
   kv_slots_free_->Set(kv_slots_free);
   std::lock_guard lock(mutex_);
-  prometheus::Counter* counters[3] = {batch_passes_, batch_rows_, batch_preemptions_};
-  double totals[3] = {passes_total, rows_total, preemptions_total};
-  for (int i = 0; i < 3; ++i) {
+  prometheus::Counter* counters[4] = {batch_passes_, batch_rows_, batch_preemptions_, guide_mask_walks_};
+  double totals[4] = {passes_total, rows_total, preemptions_total, guide_mask_walks_total};
+  for (int i = 0; i < 4; ++i) {
     if (totals[i] > batch_seen_[i]) counters[i]->Increment(totals[i] - batch_seen_[i]);
     batch_seen_[i] = std::max(batch_seen_[i], totals[i]);
   }

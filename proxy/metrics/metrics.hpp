@@ -55,9 +55,10 @@ class Metrics {
 
   // The engine's continuous batching, refreshed before each scrape: sequences
   // running and waiting now, and totals of model passes, rows computed in
-  // them (rows / passes = mean batch size) and preemptions.
+  // them (rows / passes = mean batch size), preemptions, and guided-decoding
+  // masks computed (not found cached).
   void batch_state(double running, double waiting, double passes_total, double rows_total, double preemptions_total,
-                   double kv_slots_free);
+                   double kv_slots_free, double guide_mask_walks_total);
 
   std::string render() const;  // Prometheus text format
 
@@ -98,7 +99,8 @@ class Metrics {
   prometheus::Counter* batch_passes_;
   prometheus::Counter* batch_rows_;
   prometheus::Counter* batch_preemptions_;
-  double batch_seen_[3] = {0, 0, 0};  // passes, rows, preemptions already counted
+  prometheus::Counter* guide_mask_walks_;
+  double batch_seen_[4] = {0, 0, 0, 0};  // passes, rows, preemptions, mask walks already counted
   prometheus::Family<prometheus::Counter>* tenant_rejections_;
   std::map<std::string, int> tenant_labels_;  // guarded by mutex_
   prometheus::Counter* near_hits_;

@@ -170,6 +170,13 @@ test('response_format json_object and json_schema, and guided_choice', async () 
   const logit_bias = {};
   for (const piece of ['{"', 'a', '":', ' ', '1', '}', '<|im_end|>'])
     for (const id of (await textEndpoint('/tokenize', { prompt: piece })).tokens) logit_bias[id] = 12;
+  // The engine publishes its counters after each pass: once nothing runs,
+  // they include the last one.
+  const walks = async () => {
+    for (let i = 0; i < 400 && await metricAt(client.baseURL, 'reprox_engine_running_sequences') !== 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    return metricAt(client.baseURL, 'reprox_engine_guide_mask_walks_total');
+  };
   let whole = 0;
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     const body = { model, messages, max_tokens: 40, seed, logit_bias, response_format: { type: 'json_object' } };
@@ -180,11 +187,14 @@ test('response_format json_object and json_schema, and guided_choice', async () 
       whole += 1;
       assert.equal(typeof JSON.parse(text), 'object', text);
     }
+    const walked = await walks();
     let streamed = '';
     for await (const chunk of await client.chat.completions.create({ ...body, stream: true, cache: { 'no-cache': true } }))
       streamed += chunk.choices[0]?.delta?.content ?? '';
     assert.equal(streamed, text, 'regenerated and streamed: the same bytes');
+    assert.equal(await walks(), walked, 'regenerated with the same guide: every mask found cached');
   }
+  assert.ok(await walks() > 0);
   assert.ok(whole >= 2, `${whole} of 6 answers ended`);
 
   const colours = ['blue', 'green', 'red'];
