@@ -1,25 +1,25 @@
 #include "engine/runtime/guide_cache.hpp"
 
+#include "engine/sampling/internal/key_bytes.hpp"
+
 namespace reprox::engine {
 
 namespace {
 
-void put32(std::string* out, uint32_t v) {
-  for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((v >> shift) & 0xFF));
-}
+using internal::append_bytes;
 
 // What a guide guides to: equal identities give equal masks in every state.
 std::string identity(const GuideSpec& spec, const std::vector<int32_t>& end_ids) {
   std::string key(1, static_cast<char>(spec.kind));
-  put32(&key, static_cast<uint32_t>(end_ids.size()));
-  for (const int32_t id : end_ids) put32(&key, static_cast<uint32_t>(id));
+  append_bytes(&key, end_ids.size(), 4);
+  for (const int32_t id : end_ids) append_bytes(&key, static_cast<uint32_t>(id), 4);
   if (spec.kind == GuideSpec::Kind::kChoice) {
     for (const auto& choice : spec.choices) {
-      put32(&key, static_cast<uint32_t>(choice.size()));
+      append_bytes(&key, choice.size(), 4);
       key += choice;
     }
   }
-  if (spec.kind == GuideSpec::Kind::kJsonSchema && spec.schema) key += spec.schema->source();
+  if (spec.kind == GuideSpec::Kind::kJsonSchema && spec.schema) spec.schema->append_identity(&key);
   return key;
 }
 

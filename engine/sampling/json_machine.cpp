@@ -1,5 +1,6 @@
 #include "engine/sampling/json_machine.hpp"
 
+#include "engine/sampling/internal/key_bytes.hpp"
 #include "engine/sampling/internal/sorted_prefix.hpp"
 
 namespace reprox::engine {
@@ -296,13 +297,9 @@ void JsonMachine::append_key(std::string* out, uint32_t horizon) const {
     default: break;
   }
   out->push_back(static_cast<char>(depth_));
-  const uint32_t open_objects = depth_ == 32 ? objects_ : objects_ & ((1u << depth_) - 1);
-  for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((open_objects >> shift) & 0xFF));
+  internal::append_bytes(out, depth_ == 32 ? objects_ : objects_ & ((1u << depth_) - 1), 4);
   if (!schema_) return;
-  auto put16 = [out](uint16_t v) {
-    out->push_back(static_cast<char>(v & 0xFF));
-    out->push_back(static_cast<char>(v >> 8));
-  };
+  auto put16 = [out](uint16_t v) { internal::append_bytes(out, v, 2); };
   out->push_back(static_cast<char>(integer_));
   put16(value_node_);
   if (mode_ == Mode::kKeyName || mode_ == Mode::kEnumValue) {
@@ -310,15 +307,12 @@ void JsonMachine::append_key(std::string* out, uint32_t horizon) const {
     put16(hi_);
     put16(pos_);
   }
-  auto put32 = [out](uint32_t v) {
-    for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((v >> shift) & 0xFF));
-  };
   // A count matters as far as its minimum, and as the room left below its
   // maximum, which `horizon` bytes (each at most one code point or item) can
   // use up only so far.
   auto put_count = [&](uint32_t count, uint32_t min, uint32_t max) {
-    put32(std::min(count, min));
-    put32(std::min(max - count, horizon));
+    internal::append_bytes(out, std::min(count, min), 4);
+    internal::append_bytes(out, std::min(max - count, horizon), 4);
   };
   if ((mode_ == Mode::kString || mode_ == Mode::kEscape || mode_ == Mode::kUnicode) && length_bounds()) {
     const JsonSchema::Node& n = *length_bounds();

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/json.hpp"
+#include "engine/sampling/internal/key_bytes.hpp"
 #include "engine/sampling/internal/schema_bounds.hpp"
 
 namespace reprox::engine {
@@ -385,7 +386,6 @@ std::shared_ptr<const JsonSchema> JsonSchema::compile(const json::Value& root, s
   auto schema = std::make_shared<JsonSchema>();
   JsonSchemaCompiler compiler(root, *schema);
   if (!compiler.run(error)) return nullptr;
-  schema->source_ = json::dump(root);
   return schema;
 }
 
@@ -396,6 +396,45 @@ std::shared_ptr<const JsonSchema> JsonSchema::compile_text(std::string_view sche
     return nullptr;
   }
   return compile(root, error);
+}
+
+void JsonSchema::append_identity(std::string* out) const {
+  using internal::append_bytes;
+  auto put_text = [out](const std::string& text) {
+    append_bytes(out, text.size(), 4);
+    *out += text;
+  };
+  auto put_list = [out](const std::vector<uint16_t>& list) {
+    append_bytes(out, list.size(), 4);
+    for (const uint16_t v : list) append_bytes(out, v, 2);
+  };
+  append_bytes(out, root_, 2);
+  append_bytes(out, nodes_.size(), 4);
+  for (const Node& n : nodes_) {  // every field a JsonMachine reads (names derive from properties)
+    out->push_back(static_cast<char>(n.types));
+    for (const uint16_t next : n.by_type) append_bytes(out, next, 2);
+    out->push_back(static_cast<char>(n.free_object | (n.format << 1)));
+    append_bytes(out, n.items, 2);
+    append_bytes(out, n.min_length, 4);
+    append_bytes(out, n.max_length, 4);
+    append_bytes(out, n.min_items, 4);
+    append_bytes(out, n.max_items, 4);
+    for (const Fixed bound : {n.range.lo, n.range.hi}) {
+      const auto bits = static_cast<unsigned __int128>(bound);
+      append_bytes(out, static_cast<uint64_t>(bits), 8);
+      append_bytes(out, static_cast<uint64_t>(bits >> 64), 8);
+    }
+    append_bytes(out, n.properties.size(), 4);
+    for (const Property& p : n.properties) {
+      put_text(p.name);
+      append_bytes(out, p.node, 2);
+      out->push_back(static_cast<char>(p.required));
+    }
+    append_bytes(out, n.literals.size(), 4);
+    for (const std::string& literal : n.literals) put_text(literal);
+    put_list(n.first_branch);
+    put_list(n.literal_branch);
+  }
 }
 
 }  // namespace reprox::engine

@@ -86,14 +86,14 @@ class JsonSchema {
 
   const Node& node(uint16_t index) const { return nodes_[index]; }
   uint16_t root() const { return root_; }
-  // The schema as compiled, as compact JSON: equal sources, equal schemas.
-  const std::string& source() const { return source_; }
+  // Appends bytes naming the compiled schema: equal identities accept the
+  // same documents (schemas differing only in annotations share one).
+  void append_identity(std::string* out) const;
 
  private:
   friend class JsonSchemaCompiler;
   std::vector<Node> nodes_;
   uint16_t root_ = 0;
-  std::string source_;
 };
 
 }  // namespace reprox::engine

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/sampling/internal/key_bytes.hpp"
+
 namespace reprox::engine {
 
 namespace {
@@ -94,8 +96,8 @@ bool DecimalPrefix::within(const NumberRange& range) const {
 void DecimalPrefix::append_key(std::string* out) const {
   out->push_back(static_cast<char>(negative_ | (dot_ << 1) | ((int_digits_ != 0) << 2)));
   out->push_back(static_cast<char>(frac_digits_));
-  for (int shift = 0; shift < 64; shift += 8) out->push_back(static_cast<char>((whole_ >> shift) & 0xFF));
-  for (int shift = 0; shift < 32; shift += 8) out->push_back(static_cast<char>((fraction_ >> shift) & 0xFF));
+  internal::append_bytes(out, whole_, 8);
+  internal::append_bytes(out, fraction_, 4);
 }
 
 }  // namespace reprox::engine

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstddef>
 
+#include "engine/sampling/internal/key_bytes.hpp"
+
 namespace reprox::engine {
 
 namespace {
@@ -196,8 +198,7 @@ void StringFormat::append_key(std::string* out) const {
   out->push_back(static_cast<char>(kind_));
   out->push_back(static_cast<char>(item_));
   out->push_back(static_cast<char>(digits_ | (in_fraction_ << 7)));
-  out->push_back(static_cast<char>(value_ & 0xFF));
-  out->push_back(static_cast<char>(value_ >> 8));
+  internal::append_bytes(out, value_, 2);
   // Past the year, only whether it is a leap year still matters.
   out->push_back(static_cast<char>(item_ > 0 && leap(year_)));
   out->push_back(static_cast<char>(month_));

@@ -42,8 +42,13 @@ TEST(GuideCache, RequestsForTheSameGuideShareIt) {
   EXPECT_NE(cache.get(choices({"ab", "c"}), vocab, {0}), cache.get(choices({"a", "bc"}), vocab, {0}));
   const char* s1 = R"({"type":"object","properties":{"a":{"type":"string"}}})";
   const char* s2 = R"({"type":"object","properties":{"b":{"type":"string"}}})";
-  EXPECT_EQ(cache.get(schema(s1), vocab, {0}), cache.get(schema(s1), vocab, {0})) << "compiled apart, same source";
+  const char* s1_described = R"({"type":"object","description":"notes","properties":{"a":{"type":"string",
+      "title":"A"}}})";
+  const char* s1_bounded = R"({"type":"object","properties":{"a":{"type":"string","maxLength":9}}})";
+  EXPECT_EQ(cache.get(schema(s1), vocab, {0}), cache.get(schema(s1), vocab, {0})) << "compiled apart, same schema";
+  EXPECT_EQ(cache.get(schema(s1), vocab, {0}), cache.get(schema(s1_described), vocab, {0})) << "annotations only";
   EXPECT_NE(cache.get(schema(s1), vocab, {0}), cache.get(schema(s2), vocab, {0}));
+  EXPECT_NE(cache.get(schema(s1), vocab, {0}), cache.get(schema(s1_bounded), vocab, {0}));
 }
 
 TEST(GuideCache, KeepsTheMostRecentGuides) {
